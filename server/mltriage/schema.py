@@ -1,0 +1,180 @@
+"""The signature schema: what one entry of the failure encyclopedia must carry.
+
+Signatures live as TOML files under ``signatures/<area>/<id>.toml``; this pydantic model is the
+single source of truth for their shape (``mltriage signatures schema`` exports it as JSON Schema
+for editors). Controlled vocabularies are ``Literal`` types so a typo fails validation with the
+field's name instead of silently creating a new category.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Area = Literal[
+    "nccl",
+    "cuda",
+    "torch-distributed",
+    "torchrun",
+    "dataloader",
+    "numerics",
+    "vllm",
+    "deepspeed",
+    "megatron",
+    "huggingface",
+    "fsdp",
+    "tensorrt-llm",
+    "host",
+    "python",
+]
+Category = Literal[
+    "communication",  # collectives, transports, rendezvous, stores
+    "memory",  # device or host memory exhaustion
+    "hardware",  # Xid, ECC, fallen-off-the-bus, link errors
+    "driver",  # driver/runtime/library version and install problems
+    "kernel",  # illegal access, device asserts, missing kernel images
+    "configuration",  # wrong settings: ports, lengths, parallel sizes
+    "data",  # data loading, workers, shared memory
+    "numerics",  # NaN/inf, overflow, loss-scale collapse
+    "launcher",  # torchrun/srun/mpirun supervision, signals, exit codes
+    "correctness",  # silent corruption
+    "performance",
+    "program",  # plain Python errors in user code
+]
+Severity = Literal["critical", "error", "warning", "info"]
+Role = Literal["root-cause", "collateral", "context"]
+Status = Literal["stable", "test", "experimental"]
+
+SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info": 0}
+
+_ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+# A matcher made of only these words (optionally with punctuation) would fire on healthy logs.
+WEAK_WORDS = frozenset(
+    {"error", "errors", "timeout", "timed out", "failed", "failure", "fail", "warning", "exception", "killed", "abort", "nan"}
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Affects(_Strict):
+    system: str = Field(min_length=2, description="Product or layer, e.g. 'vLLM', 'NCCL', 'PyTorch'.")
+    versions: str = Field(default="all", description="Version range in words or PEP 440 style, e.g. '>=0.4,<0.6'.")
+
+
+class Matcher(_Strict):
+    """How to recognise the failure in a log, one line at a time.
+
+    A line fires the signature when it contains one of ``triggers`` (plain, case-sensitive
+    substrings: they feed the fast pre-filter) and matches one of ``patterns``. ``requires``
+    adds AND conditions: each must match some line of the same stream (rank/file) within
+    ``within`` lines of the firing line. ``excludes`` vetoes a firing line.
+    """
+
+    triggers: list[str] = Field(min_length=1, description="Literal substrings, at least one present on every firing line.")
+    patterns: list[str] = Field(min_length=1, description="Regexes (module `regex`), named groups capture facts.")
+    requires: list[str] = Field(default_factory=list, description="Regexes that must also match nearby (AND).")
+    within: int = Field(default=200, ge=1, le=100_000, description="Line window for `requires`.")
+    excludes: list[str] = Field(default_factory=list, description="Regexes that veto a firing line.")
+    ignore_case: bool = False
+
+    @field_validator("triggers")
+    @classmethod
+    def _triggers_specific(cls, value: list[str]) -> list[str]:
+        for trigger in value:
+            if len(trigger.strip()) < 4:
+                raise ValueError(f"trigger {trigger!r} is shorter than 4 characters: it would match healthy lines")
+            if trigger.strip().lower().strip(":!. ") in WEAK_WORDS:
+                raise ValueError(f"trigger {trigger!r} is a weak matcher (a bare common word)")
+        return value
+
+
+class EnvVar(_Strict):
+    name: str
+    value: str
+    why: str = Field(min_length=5)
+
+    @field_validator("name")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not _ENV_NAME_RE.match(value):
+            raise ValueError(f"{value!r} is not an environment variable name")
+        return value
+
+
+class StackChange(_Strict):
+    stack: str = Field(description="e.g. 'pytorch', 'vllm', 'deepspeed', 'megatron', 'huggingface', 'slurm', 'docker'")
+    change: str = Field(min_length=5, description="The config or code change for that stack (Markdown allowed).")
+
+
+class Fix(_Strict):
+    summary: str = Field(min_length=10)
+    env: list[EnvVar] = Field(default_factory=list)
+    steps: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list, description="Shell commands that apply or support the fix.")
+    stacks: list[StackChange] = Field(default_factory=list)
+
+
+class Reference(_Strict):
+    title: str = Field(min_length=3)
+    url: str = Field(pattern=r"^https://")
+
+
+class Sample(_Strict):
+    """A log excerpt. ``source`` says where it came from: a reproduction (command) or the upstream
+    format string it was built from (repository, path and the format string)."""
+
+    text: str = Field(min_length=1)
+    source: str = Field(min_length=10)
+    facts: dict[str, str] = Field(default_factory=dict, description="Facts the matcher must capture from this sample.")
+
+
+class Samples(_Strict):
+    positive: list[Sample] = Field(min_length=1)
+    negative: list[Sample] = Field(min_length=1)
+
+
+class Signature(_Strict):
+    id: str
+    title: str = Field(min_length=8)
+    area: Area
+    category: Category
+    severity: Severity
+    role: Role = Field(description="Usually a root cause, usually collateral (a consequence of another failure), or context.")
+    status: Status = "stable"
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0, description="How sure a match alone makes us.")
+    tags: list[str] = Field(min_length=1)
+    affects: list[Affects] = Field(min_length=1)
+    summary: str = Field(min_length=20, description="One sentence: what happened. May use {fact} placeholders.")
+    match: Matcher
+    mechanism: str = Field(min_length=40, description="Why it happens, in plain words.")
+    symptoms: list[str] = Field(min_length=1)
+    confirm: list[str] = Field(min_length=1, description="How to confirm the diagnosis.")
+    fix: Fix
+    verify: str = Field(min_length=5, description="A command (or precise check) that proves the fix worked.")
+    prevention: list[str] = Field(min_length=1)
+    related: list[str] = Field(default_factory=list)
+    references: list[Reference] = Field(min_length=1)
+    p2p_related: bool = Field(default=False, description="Attach the local P2P probe's verdicts to this finding.")
+    samples: Samples
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID_RE.match(value):
+            raise ValueError("id must be lower-case words joined by '-'")
+        return value
+
+    @model_validator(mode="after")
+    def _fix_has_substance(self) -> "Signature":
+        if not (self.fix.env or self.fix.steps or self.fix.commands or self.fix.stacks):
+            raise ValueError("fix needs at least one of env, steps, commands or stacks")
+        return self
+
+
+def json_schema() -> dict:
+    return Signature.model_json_schema()
