@@ -160,6 +160,10 @@ class Signature(_Strict):
     related: list[str] = Field(default_factory=list)
     references: list[Reference] = Field(min_length=1)
     p2p_related: bool = Field(default=False, description="Attach the local P2P probe's verdicts to this finding.")
+    fallback: bool = Field(
+        default=False,
+        description="Fires only when no other signature explains the same traceback (generic catch-alls).",
+    )
     samples: Samples
 
     @field_validator("id")

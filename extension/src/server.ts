@@ -1,0 +1,117 @@
+// Owns the language client: starts the bundled Python server, restarts it (coalesced) when the
+// interpreter, the settings or Workspace Trust change, and reports problems in words.
+import * as vscode from 'vscode';
+import * as path from 'path';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { findInterpreter, readPythonFacts, versionProblem } from './python';
+
+export const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'log' },
+  { scheme: 'untitled', language: 'log' },
+  { scheme: 'file', pattern: '**/*.{log,out,err}' },
+  { scheme: 'file', language: 'plaintext' },
+];
+
+export class ServerManager implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private pending: Promise<void> = Promise.resolve();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly changed = new vscode.EventEmitter<LanguageClient | undefined>();
+  readonly onDidChangeClient = this.changed.event;
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly log: vscode.LogOutputChannel) {}
+
+  get current(): LanguageClient | undefined {
+    return this.client?.state === State.Running ? this.client : undefined;
+  }
+
+  // A client that is running, or a clear error that says why there is none.
+  async ready(): Promise<LanguageClient> {
+    await this.pending;
+    if (!this.current) { throw new Error('The mltriage server is not running: see the "mltriage" output channel.'); }
+    return this.current;
+  }
+
+  async executeCommand<T>(command: string, ...args: unknown[]): Promise<T> {
+    const client = await this.ready();
+    return client.sendRequest('workspace/executeCommand', { command, arguments: args }) as Promise<T>;
+  }
+
+  start(): Promise<void> {
+    this.pending = this.pending.then(() => this.stopClient()).then(() => this.startClient());
+    return this.pending;
+  }
+
+  // Several triggers in a row (settings + interpreter) restart once.
+  scheduleRestart(reason: string): void {
+    this.log.info(`restart requested: ${reason}`);
+    if (this.restartTimer) { clearTimeout(this.restartTimer); }
+    this.restartTimer = setTimeout(() => { this.restartTimer = undefined; void this.start(); }, 500);
+  }
+
+  private async startClient(): Promise<void> {
+    const interpreter = await findInterpreter(this.log);
+    let facts;
+    try {
+      facts = await readPythonFacts(interpreter.command);
+    } catch (err) {
+      this.fail(`mltriage could not start Python (${interpreter.command}, from ${interpreter.origin}): ${(err as Error).message}`);
+      return;
+    }
+    const problem = versionProblem(facts);
+    if (problem) { this.fail(problem); return; }
+    this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin})`);
+
+    const bundled = this.context.asAbsolutePath('extension/bundled');
+    const cacheDir = path.join(this.context.globalStorageUri.fsPath, 'cache');
+    const config = vscode.workspace.getConfiguration('mltriage');
+    const serverOptions: ServerOptions = {
+      command: interpreter.command,
+      // -I: ignore PYTHONPATH and the user site, so the bundled packages are the ones imported
+      args: ['-I', path.join(bundled, 'tool', 'start.py')],
+      options: { env: { ...process.env, MLTRIAGE_CACHE_DIR: cacheDir, PYTHONUNBUFFERED: '1' } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: DOCUMENT_SELECTOR,
+      outputChannel: this.log,
+      initializationOptions: {
+        trusted: vscode.workspace.isTrusted,
+        debounceMs: config.get<number>('diagnostics.debounceMs', 300),
+        progressLines: config.get<number>('diagnostics.progressLines', 20000),
+      },
+    };
+    const client = new LanguageClient('mltriage', 'mltriage', serverOptions, clientOptions);
+    try {
+      await client.start();
+      this.client = client;
+      this.changed.fire(client);
+      this.log.info(`server started: ${JSON.stringify(client.initializeResult?.serverInfo)}`);
+    } catch (err) {
+      this.fail(`The mltriage server failed to start: ${(err as Error).message}`);
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  private async stopClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      this.changed.fire(undefined);
+      try { await client.stop(5000); } catch (err) { this.log.warn(`server did not stop cleanly: ${err}`); }
+    }
+  }
+
+  private fail(message: string): void {
+    this.log.error(message);
+    void vscode.window.showErrorMessage(message, 'Open Settings').then((pick) => {
+      if (pick) { void vscode.commands.executeCommand('workbench.action.openSettings', 'mltriage.interpreter'); }
+    });
+  }
+
+  async dispose(): Promise<void> {
+    if (this.restartTimer) { clearTimeout(this.restartTimer); }
+    await this.pending.catch(() => undefined);
+    await this.stopClient();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,84 @@
+// Terminal failure detection through shell integration (stable API since VS Code 1.93): every
+// command's output is read as it runs; when it exits non-zero (or with no exit code) and the output
+// matches a signature, the user is told what broke and on which rank.
+import * as vscode from 'vscode';
+import { TailBuffer, stripTerminalEscapes } from './ansi';
+import { DiagnosisJson, FindingJson, headline, rootCause } from './diagnosis';
+
+const MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
+
+export interface TerminalFailure {
+  terminal: string;
+  commandLine: string;
+  exitCode: number | undefined;
+  diagnosis: DiagnosisJson;
+}
+
+export interface TerminalDeps {
+  diagnose(text: string): Promise<DiagnosisJson>;
+  showDiagnosis(d: DiagnosisJson, origin: string): void;
+  applyFix(finding: FindingJson): Promise<void>;
+  log: vscode.LogOutputChannel;
+}
+
+export class TerminalWatcher implements vscode.Disposable {
+  private readonly reads = new Map<vscode.TerminalShellExecution, Promise<string>>();
+  private readonly lastOutput = new Map<vscode.Terminal, string>();
+  private readonly detected = new vscode.EventEmitter<TerminalFailure>();
+  readonly onDidDetectFailure = this.detected.event;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly deps: TerminalDeps) {
+    this.subscriptions.push(
+      vscode.window.onDidStartTerminalShellExecution((e) => this.started(e)),
+      vscode.window.onDidEndTerminalShellExecution((e) => void this.ended(e)),
+      vscode.window.onDidCloseTerminal((t) => this.lastOutput.delete(t)),
+      this.detected,
+    );
+  }
+
+  // The output of the last finished command in a terminal (escapes stripped), if integration saw it.
+  outputOf(terminal: vscode.Terminal | undefined): string | undefined {
+    return terminal ? this.lastOutput.get(terminal) : undefined;
+  }
+
+  private started(e: vscode.TerminalShellExecutionStartEvent): void {
+    // read() only yields data written after the call, so start reading right away
+    const buffer = new TailBuffer(MAX_OUTPUT_CHARS);
+    const stream = e.execution.read();
+    this.reads.set(e.execution, (async () => {
+      for await (const chunk of stream) { buffer.push(chunk); }
+      return stripTerminalEscapes(buffer.text());
+    })());
+  }
+
+  private async ended(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
+    const reading = this.reads.get(e.execution);
+    this.reads.delete(e.execution);
+    const output = reading ? await reading.catch(() => '') : '';
+    this.lastOutput.set(e.terminal, output);
+    const enabled = vscode.workspace.getConfiguration('mltriage').get<boolean>('terminal.detectFailures', true);
+    if (!enabled || e.exitCode === 0 || !output.trim()) { return; }
+    let diagnosis: DiagnosisJson;
+    try {
+      diagnosis = await this.deps.diagnose(output);
+    } catch (err) {
+      this.deps.log.warn(`could not diagnose terminal output: ${(err as Error).message}`);
+      return;
+    }
+    const root = rootCause(diagnosis);
+    if (diagnosis.status !== 'failure' || !root) { return; }
+    const commandLine = e.execution.commandLine.value;
+    this.deps.log.info(`terminal command failed (${e.exitCode ?? 'no exit code'}): ${commandLine} -> ${root.signature}`);
+    this.detected.fire({ terminal: e.terminal.name, commandLine, exitCode: e.exitCode, diagnosis });
+    const actions = Object.keys(root.fix.env).length ? ['Show diagnosis', 'Apply fix'] : ['Show diagnosis'];
+    const pick = await vscode.window.showErrorMessage(`mltriage: ${headline(diagnosis)}: ${root.root_cause}`, ...actions);
+    if (pick === 'Show diagnosis') {
+      this.deps.showDiagnosis(diagnosis, `terminal "${e.terminal.name}": ${commandLine}`);
+    } else if (pick === 'Apply fix') {
+      await this.deps.applyFix(root);
+    }
+  }
+
+  dispose(): void { this.subscriptions.forEach((d) => d.dispose()); }
+}

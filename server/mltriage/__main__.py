@@ -1,0 +1,5 @@
+import sys
+
+from mltriage.cli import main
+
+sys.exit(main())

@@ -1,0 +1,183 @@
+"""The `mltriage` command line.
+
+Exit codes: 0 no failure found, 1 failure found (or a lint/probe problem), 2 usage or input
+error. Errors are one clear line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from mltriage import __version__
+
+EXIT_HEALTHY, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 2 with one line, like argparse, but ours
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"mltriage: error: {message}\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mltriage", description="A local doctor for failed ML training and inference runs.")
+    parser.add_argument("--version", action="version", version=f"mltriage {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    diag = sub.add_parser("diagnose", help="diagnose a log file, a directory of rank logs, or stdin")
+    diag.add_argument("path", nargs="?", default="-", help="log file, directory of per-rank logs, or - for stdin")
+    fmt = diag.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the mltriage.diagnosis/v1 JSON document")
+    fmt.add_argument("--sarif", action="store_true", help="print SARIF 2.1.0 for CI systems")
+    diag.add_argument("--probe", action="store_true", help="attach the local GPU P2P probe to P2P-related findings")
+    diag.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+    explain = sub.add_parser("explain", help="print a signature's full encyclopedia entry as Markdown")
+    explain.add_argument("id")
+
+    sigs = sub.add_parser("signatures", help="list, lint or export the signature library")
+    sigs_sub = sigs.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    ls = sigs_sub.add_parser("list", help="one line per signature")
+    ls.add_argument("--json", action="store_true")
+    lint = sigs_sub.add_parser("lint", help="validate every signature file, its samples and the healthy corpus")
+    lint.add_argument("root", nargs="?", help="signature folder (default: the installed library)")
+    lint.add_argument("--healthy", help="folder of healthy logs that must yield no error-level finding")
+    sigs_sub.add_parser("schema", help="print the signature JSON Schema")
+
+    probe = sub.add_parser("probe", help="probe local GPU peer-to-peer: supported, correct, fast")
+    try:
+        from mltriage.probe import cli as probe_cli
+
+        probe_cli.add_arguments(probe)
+    except ImportError:
+        pass
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "diagnose":
+            return _diagnose(args)
+        if args.command == "explain":
+            return _explain(args)
+        if args.command == "signatures":
+            return _signatures(args)
+        if args.command == "probe":
+            from mltriage.probe import cli as probe_cli
+
+            return probe_cli.run(args)
+        parser.print_help()
+        return EXIT_USAGE
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _error(message: str) -> int:
+    print(f"mltriage: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from mltriage.engine import diagnose_path, diagnose_stream
+    from mltriage.reader import InputError
+
+    try:
+        if args.path == "-":
+            if sys.stdin is None or sys.stdin.isatty():
+                return _error("no input: give a log file or directory, or pipe a log into 'mltriage diagnose -'")
+            diagnosis = diagnose_stream(sys.stdin.buffer, source="<stdin>")
+        else:
+            diagnosis = diagnose_path(args.path)
+    except InputError as exc:
+        return _error(str(exc))
+    except FileNotFoundError as exc:
+        return _error(str(exc))
+    if diagnosis.lines_read == 0 and diagnosis.bytes_read == 0:
+        return _error("the input is empty: nothing to diagnose")
+    if args.probe:
+        from mltriage.attach import attach_probe
+
+        attach_probe(diagnosis)
+    if args.json:
+        json.dump(diagnosis.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.sarif:
+        from mltriage.render import render_sarif
+
+        json.dump(render_sarif(diagnosis), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from mltriage.render import render_text
+
+        color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        sys.stdout.write(render_text(diagnosis, color=color))
+    return EXIT_FAILURE if diagnosis.status == "failure" else EXIT_HEALTHY
+
+
+def _explain(args: argparse.Namespace) -> int:
+    import difflib
+
+    from mltriage.explain import render_entry_markdown
+    from mltriage.library import load_library
+
+    library = load_library()
+    try:
+        sys.stdout.write(render_entry_markdown(args.id, library=library))
+    except KeyError:
+        close = difflib.get_close_matches(args.id, list(library.rules), n=3, cutoff=0.5)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else " (see 'mltriage signatures list')"
+        return _error(f"unknown signature id {args.id!r}{hint}")
+    return EXIT_HEALTHY
+
+
+def _signatures(args: argparse.Namespace) -> int:
+    from mltriage.library import load_library, signatures_dir
+
+    if args.action == "schema":
+        from mltriage.schema import json_schema
+
+        json.dump(json_schema(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_HEALTHY
+    if args.action == "list":
+        library = load_library()
+        rules = sorted(library.rules.values(), key=lambda r: (r.area, r.id))
+        if args.json:
+            json.dump(
+                [{"id": r.id, "title": r.title, "area": r.area, "category": r.category, "severity": r.severity, "role": r.role} for r in rules],
+                sys.stdout,
+                indent=2,
+            )
+            sys.stdout.write("\n")
+        else:
+            for r in rules:
+                print(f"{r.id:<48} {r.area:<18} {r.severity:<9} {r.role:<11} {r.title}")
+            print(f"{len(rules)} signatures", file=sys.stderr)
+        for problem in library.problems:
+            print(f"invalid: {problem}", file=sys.stderr)
+        return EXIT_HEALTHY
+    from mltriage.lint import lint
+
+    root = Path(args.root) if args.root else signatures_dir()
+    if not root.is_dir():
+        return _error(f"no signature folder at {root}")
+    healthy = Path(args.healthy) if args.healthy else None
+    report = lint(root, healthy)
+    for problem in report.errors:
+        print(problem)
+    status = "ok" if report.ok else f"{len(report.errors)} problem(s)"
+    print(f"lint: {report.checked} signatures, {report.samples} samples checked in {report.seconds:.1f}s: {status}", file=sys.stderr)
+    return EXIT_HEALTHY if report.ok else EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

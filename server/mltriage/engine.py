@@ -1,0 +1,70 @@
+"""The diagnosis engine's front door: text, a file, a directory of rank logs, or a stream in;
+a ``Diagnosis`` out."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import BinaryIO
+
+from mltriage.findings import build_findings, order_findings
+from mltriage.library import Library, load_library
+from mltriage.model import Diagnosis
+from mltriage.reader import InputError, Source, collect_sources, iter_blocks
+from mltriage.scanner import Scanner
+from mltriage.triage import triage
+
+
+def diagnose_text(text: str, source: str = "<text>", library: Library | None = None) -> Diagnosis:
+    data = text.encode("utf-8", "surrogatepass")
+    return diagnose_streams([(Source(name=source), io.BytesIO(data))], library=library)
+
+
+def diagnose_bytes(data: bytes, source: str = "<bytes>", library: Library | None = None) -> Diagnosis:
+    return diagnose_streams([(Source(name=source), io.BytesIO(data))], library=library)
+
+
+def diagnose_stream(stream: BinaryIO, source: str = "<stdin>", library: Library | None = None) -> Diagnosis:
+    return diagnose_streams([(Source(name=source), stream)], library=library)
+
+
+def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis:
+    """A log file or a directory of per-rank/per-node logs. Raises ``InputError`` on bad input."""
+    sources, skipped = collect_sources(Path(path))
+
+    def opened():
+        for source in sources:
+            try:
+                fh = open(source.path, "rb")
+            except OSError as exc:
+                raise InputError(f"cannot read {source.path}: {exc.strerror or exc}") from None
+            with fh:
+                yield source, fh
+
+    diagnosis = diagnose_streams(opened(), library=library)
+    diagnosis.skipped = [{"name": s.name, "reason": s.reason} for s in skipped]
+    return diagnosis
+
+
+def diagnose_streams(streams, library: Library | None = None) -> Diagnosis:
+    library = library or load_library()
+    scanner = Scanner(library)
+    names: list[str] = []
+    for source, fh in streams:
+        names.append(source.name)
+        scanner.begin(source)
+        for block in iter_blocks(fh):
+            scanner.feed(block)
+        scanner.end()
+    findings = order_findings(build_findings(scanner), names)
+    diagnosis = Diagnosis(findings=findings, sources=names)
+    diagnosis.lines_read = scanner.lines_read
+    diagnosis.bytes_read = scanner.bytes_read
+    if scanner.dropped_hits:
+        diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
+    if scanner.timeouts:
+        diagnosis.warnings.append(f"{scanner.timeouts} regex evaluations hit the time limit and were skipped")
+    if library.problems:
+        diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
+    triage(diagnosis)
+    return diagnosis

@@ -1,0 +1,46 @@
+"""An encyclopedia entry as Markdown: for `mltriage explain`, hovers and the diagnosis view."""
+
+from __future__ import annotations
+
+from mltriage.findings import fill
+from mltriage.library import Library, load_library
+from mltriage.masking import mask_secrets
+from mltriage.schema import Signature
+
+
+def render_entry_markdown(signature_id: str, facts: dict[str, str] | None = None, library: Library | None = None) -> str:
+    """Raises KeyError for an unknown id."""
+    library = library or load_library()
+    entry = library.entry(signature_id)
+    if entry is None:
+        raise KeyError(signature_id)
+    return entry_markdown(entry, facts)
+
+
+def entry_markdown(entry: Signature, facts: dict[str, str] | None = None) -> str:
+    facts = {k: mask_secrets(v) for k, v in (facts or {}).items()}
+    out = [f"## {fill(entry.title, facts)}", ""]
+    out.append(f"`{entry.id}` · {entry.area} · {entry.category} · severity **{entry.severity}** · usually **{entry.role}**")
+    out.append("")
+    out.append(fill(entry.summary, facts) if facts else entry.summary)
+    if facts:
+        out += ["", "**From this line:** " + ", ".join(f"{k} = `{v}`" for k, v in sorted(facts.items()))]
+    out += ["", "### Why it happens", "", entry.mechanism.strip(), ""]
+    out += ["### Symptoms", "", *[f"- {s}" for s in entry.symptoms], ""]
+    out += ["### How to confirm", "", *[f"- {s}" for s in entry.confirm], ""]
+    out += ["### Fix", "", entry.fix.summary, ""]
+    if entry.fix.env:
+        out += ["```sh", *[f"export {e.name}={e.value}  # {e.why}" for e in entry.fix.env], "```", ""]
+    out += [f"- {s}" for s in entry.fix.steps]
+    if entry.fix.commands:
+        out += ["", "```sh", *entry.fix.commands, "```"]
+    for change in entry.fix.stacks:
+        out += [f"- **{change.stack}**: {change.change}"]
+    out += ["", "### Verify", "", "```sh", fill(entry.verify, facts), "```", ""]
+    out += ["### Prevention", "", *[f"- {s}" for s in entry.prevention], ""]
+    affects = ", ".join(f"{a.system} ({a.versions})" for a in entry.affects)
+    out += [f"**Affects:** {affects}", ""]
+    if entry.related:
+        out += ["**Related:** " + ", ".join(f"`{r}`" for r in entry.related), ""]
+    out += ["### References", "", *[f"- [{r.title}]({r.url})" for r in entry.references], ""]
+    return "\n".join(out)

@@ -1,0 +1,144 @@
+"""From raw hits to findings: merge repeats, tie hits to their tracebacks, order by likely cause.
+
+Ordering puts the most likely root cause first: a root-cause signature beats context and
+collateral ones, and among root causes the earliest (by timestamp when both lines carry one of
+the same kind, else by position in the same file) wins, then severity and confidence. Everything
+error-level that is not the root cause is marked as its consequence (``caused_by``).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable
+
+from mltriage.masking import mask_secrets
+from mltriage.model import Finding, Fix
+from mltriage.scanner import Hit, Scanner, TracebackBlock
+from mltriage.schema import SEVERITY_ORDER
+
+_ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
+
+
+class _Facts(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def fill(template: str, facts: dict[str, str]) -> str:
+    """``template`` with ``{fact}`` placeholders filled; unknown ones stay visible, never crash."""
+    try:
+        return string.Formatter().vformat(template, (), _Facts(facts))
+    except (ValueError, IndexError, AttributeError):
+        return template
+
+
+def _requires_met(scanner: Scanner, hit: Hit) -> bool:
+    rule = hit.rule
+    if not rule.requires:
+        return True
+    evidence = scanner.require_evidence.get((rule.id, hit.stream))
+    if not evidence:
+        return False
+    return any(abs(line - hit.line) <= rule.within for line in evidence)
+
+
+def _block_evidence(block: TracebackBlock) -> list[str]:
+    lines = [block.header_text]
+    if block.end - block.start + 1 > len(block.tail) + 1:
+        lines.append(f"  … ({block.end - block.start + 1 - len(block.tail) - 1} more lines)")
+    lines.extend(block.tail)
+    return lines
+
+
+def build_findings(scanner: Scanner) -> list[Finding]:
+    hits = [h for h in scanner.hits if _requires_met(scanner, h)]
+    # A catch-all (fallback) signature stays silent where a specific one explains the same block.
+    explained_blocks = {id(h.block) for h in hits if h.block is not None and not h.rule.fallback}
+    hits = [h for h in hits if not (h.rule.fallback and h.block is not None and id(h.block) in explained_blocks)]
+    merged: dict[tuple[str, str, int | None], Finding] = {}
+    order: list[tuple[str, str, int | None]] = []
+    for hit in hits:
+        key = (hit.rule.id, hit.source.name, hit.stream[1])
+        finding = merged.get(key)
+        if finding is not None:
+            finding.count += 1
+            continue
+        merged[key] = _finding_from_hit(hit)
+        order.append(key)
+    return [merged[k] for k in order]
+
+
+def _finding_from_hit(hit: Hit) -> Finding:
+    rule = hit.rule
+    facts = dict(hit.facts)
+    block = hit.block
+    if block is not None:
+        if block.exception_type:
+            facts.setdefault("exception_type", block.exception_type)
+        if block.exception_message is not None:
+            facts.setdefault("exception_message", block.exception_message)
+        lines = (block.start, max(block.end, hit.line))
+        evidence = _block_evidence(block)
+        if hit.text not in evidence:
+            evidence.append(hit.text)
+    else:
+        lines = (hit.line, hit.line)
+        evidence = [hit.text]
+    rank = hit.stream[1]
+    host = hit.context.host or hit.source.host
+    if rank is not None:
+        facts.setdefault("rank", str(rank))
+    masked_facts = {k: mask_secrets(v) for k, v in facts.items()}
+    return Finding(
+        signature=rule.id,
+        title=fill(rule.title, masked_facts),
+        category=rule.category,
+        severity=rule.severity,
+        role=rule.role,
+        rank=rank,
+        host=host,
+        source=hit.source.name,
+        lines=lines,
+        line=hit.line,
+        column_start=hit.column_start,
+        column_end=hit.column_end,
+        evidence=[mask_secrets(e) for e in evidence],
+        facts=masked_facts,
+        root_cause=fill(rule.summary, masked_facts),
+        fix=Fix(
+            summary=fill(rule.fix_summary, masked_facts),
+            env=dict(rule.fix_env),
+            steps=[fill(s, masked_facts) for s in rule.fix_steps],
+            commands=[fill(c, masked_facts) for c in rule.fix_commands],
+        ),
+        verify=fill(rule.verify, masked_facts),
+        confidence=rule.confidence,
+        p2p_related=rule.p2p_related,
+        timestamp=hit.timestamp,
+        ranks=[rank] if rank is not None else [],
+    )
+
+
+def _when(finding: Finding, source_order: dict[str, int]) -> tuple:
+    # Timestamps decide only between lines that carry one; position breaks ties inside a file.
+    ts = finding.timestamp if finding.timestamp is not None else float("inf")
+    return (ts, source_order.get(finding.source, 0), finding.line)
+
+
+def order_findings(findings: Iterable[Finding], sources: list[str]) -> list[Finding]:
+    source_order = {name: i for i, name in enumerate(sources)}
+    ordered = sorted(
+        findings,
+        key=lambda f: (
+            _ROLE_ORDER.get(f.role, 3) if f.severity in ("critical", "error") else 3 + _ROLE_ORDER.get(f.role, 3),
+            *_when(f, source_order),
+            -SEVERITY_ORDER.get(f.severity, 0),
+            -f.confidence,
+        ),
+    )
+    root = next((i for i, f in enumerate(ordered) if f.role == "root-cause" and f.severity in ("critical", "error")), None)
+    if root is not None:
+        for i, finding in enumerate(ordered):
+            if i != root and finding.severity in ("critical", "error"):
+                finding.caused_by = root
+    return ordered

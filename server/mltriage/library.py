@@ -1,0 +1,255 @@
+"""Load the signature library fast.
+
+Validating ~100 TOML files with pydantic costs far more than a whole diagnosis of a small log, so
+the validated library is cached as plain JSON keyed by every file's path, size and mtime; start-up
+then only stats the files and reads one JSON file. Regexes are compiled lazily, the first time a
+trigger of their signature shows up in a log. Malformed files never stop a diagnosis: they are
+skipped and reported in ``Library.problems`` (``mltriage signatures lint`` names file and field).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from mltriage import __version__
+
+if TYPE_CHECKING:
+    from mltriage.schema import Signature
+
+CACHE_FORMAT = 3
+# Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
+MATCH_TIMEOUT_S = 0.05
+
+
+def signatures_dir() -> Path:
+    """The packaged encyclopedia (wheel) or the repository's ``signatures/`` (checkout)."""
+    override = os.environ.get("MLTRIAGE_SIGNATURES")
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "signatures", here.parent.parent / "signatures"):
+        if candidate.is_dir():
+            return candidate
+    return here / "signatures"
+
+
+def cache_dir() -> Path:
+    override = os.environ.get("MLTRIAGE_CACHE_DIR")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mltriage"
+
+
+@dataclass
+class Rule:
+    """One signature reduced to what matching and reporting need (no pydantic at run time)."""
+
+    id: str
+    title: str
+    area: str
+    category: str
+    severity: str
+    role: str
+    confidence: float
+    summary: str
+    triggers: list[str]
+    pattern_sources: list[str]
+    require_sources: list[str]
+    exclude_sources: list[str]
+    within: int
+    ignore_case: bool
+    fix_summary: str
+    fix_env: dict[str, str]
+    fix_steps: list[str]
+    fix_commands: list[str]
+    verify: str
+    p2p_related: bool
+    fallback: bool
+    path: str
+
+    @cached_property
+    def patterns(self) -> list[regex.Pattern[str]]:
+        return [self._compile(p) for p in self.pattern_sources]
+
+    @cached_property
+    def requires(self) -> list[regex.Pattern[str]]:
+        return [self._compile(p) for p in self.require_sources]
+
+    @cached_property
+    def excludes(self) -> list[regex.Pattern[str]]:
+        return [self._compile(p) for p in self.exclude_sources]
+
+    def _compile(self, source: str) -> regex.Pattern[str]:
+        flags = regex.VERSION0 | (regex.IGNORECASE if self.ignore_case else 0)
+        return regex.compile(source, flags)
+
+    @classmethod
+    def from_signature(cls, sig: "Signature", path: Path) -> "Rule":
+        return cls(
+            id=sig.id,
+            title=sig.title,
+            area=sig.area,
+            category=sig.category,
+            severity=sig.severity,
+            role=sig.role,
+            confidence=sig.confidence,
+            summary=sig.summary,
+            triggers=list(sig.match.triggers),
+            pattern_sources=list(sig.match.patterns),
+            require_sources=list(sig.match.requires),
+            exclude_sources=list(sig.match.excludes),
+            within=sig.match.within,
+            ignore_case=sig.match.ignore_case,
+            fix_summary=sig.fix.summary,
+            fix_env={e.name: e.value for e in sig.fix.env},
+            fix_steps=list(sig.fix.steps),
+            fix_commands=list(sig.fix.commands),
+            verify=sig.verify,
+            p2p_related=sig.p2p_related,
+            fallback=sig.fallback,
+            path=str(path),
+        )
+
+    def to_plain(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k in _RULE_FIELDS}
+
+
+_RULE_FIELDS = tuple(Rule.__dataclass_fields__)
+
+
+@dataclass
+class Library:
+    rules: dict[str, Rule]
+    root: Path
+    problems: list[str] = field(default_factory=list)
+
+    def get(self, signature_id: str) -> Rule | None:
+        return self.rules.get(signature_id)
+
+    def entry(self, signature_id: str) -> "Signature | None":
+        """The full, validated encyclopedia entry (for explain/hover); None if unknown."""
+        rule = self.rules.get(signature_id)
+        if rule is None:
+            return None
+        from mltriage.schema import Signature
+
+        with open(rule.path, "rb") as fh:
+            return Signature.model_validate(tomllib.load(fh))
+
+    @cached_property
+    def trigger_index(self) -> dict[str, list[Rule]]:
+        index: dict[str, list[Rule]] = {}
+        for rule in self.rules.values():
+            for trigger in rule.triggers:
+                index.setdefault(trigger, []).append(rule)
+        return index
+
+
+def signature_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.glob("*/*.toml") if p.is_file())
+
+
+def _fingerprint(files: list[Path]) -> str:
+    digest = hashlib.sha256(f"{__version__}/{CACHE_FORMAT}".encode())
+    schema_file = Path(__file__).with_name("schema.py")
+    for path in [schema_file, *files]:
+        st = path.stat()
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:24]
+
+
+def validate_file(path: Path) -> "Signature":
+    """Parse and validate one signature file; raises ValueError with file and field in the text."""
+    from pydantic import ValidationError
+
+    from mltriage.schema import Signature
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        sig = Signature.model_validate(data)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"field '{'.'.join(str(p) for p in err['loc']) or '<root>'}': {err['msg']}" for err in exc.errors()
+        )
+        raise ValueError(f"{path}: {details}") from None
+    if sig.id != path.stem:
+        raise ValueError(f"{path}: field 'id': {sig.id!r} must equal the file name stem {path.stem!r}")
+    if sig.area != path.parent.name:
+        raise ValueError(f"{path}: field 'area': {sig.area!r} must equal the folder name {path.parent.name!r}")
+    for source in [*sig.match.patterns, *sig.match.requires, *sig.match.excludes]:
+        try:
+            regex.compile(source, regex.VERSION0)
+        except regex.error as exc:
+            raise ValueError(f"{path}: field 'match': regex {source!r} does not compile: {exc}") from None
+    return sig
+
+
+def _build(root: Path, files: list[Path]) -> Library:
+    rules: dict[str, Rule] = {}
+    problems: list[str] = []
+    for path in files:
+        try:
+            sig = validate_file(path)
+        except (ValueError, OSError) as exc:
+            problems.append(str(exc))
+            continue
+        if sig.id in rules:
+            problems.append(f"{path}: field 'id': duplicate id {sig.id!r} (also in {rules[sig.id].path})")
+            continue
+        rules[sig.id] = Rule.from_signature(sig, path)
+    return Library(rules=rules, root=root, problems=problems)
+
+
+_LOADED: dict[str, Library] = {}
+
+
+def load_library(root: Path | None = None, *, use_cache: bool = True) -> Library:
+    """The library at ``root`` (default: ``signatures_dir()``), from the on-disk cache when fresh."""
+    root = Path(root) if root else signatures_dir()
+    if not root.is_dir():
+        raise FileNotFoundError(f"signature library not found at {root}")
+    files = signature_files(root)
+    key = _fingerprint(files)
+    if use_cache and key in _LOADED:
+        return _LOADED[key]
+    cache_file = cache_dir() / f"library-{key}.json"
+    library: Library | None = None
+    if use_cache:
+        try:
+            plain = json.loads(cache_file.read_text(encoding="utf-8"))
+            library = Library(
+                rules={r["id"]: Rule(**r) for r in plain["rules"]}, root=root, problems=list(plain["problems"])
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            library = None
+    if library is None:
+        library = _build(root, files)
+        if use_cache:
+            _write_cache(cache_file, library)
+    _LOADED[key] = library
+    return library
+
+
+def _write_cache(cache_file: Path, library: Library) -> None:
+    payload = {"rules": [r.to_plain() for r in library.rules.values()], "problems": library.problems}
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        os.replace(tmp, cache_file)
+    except OSError:
+        pass  # a read-only home only costs start-up time

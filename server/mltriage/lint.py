@@ -1,0 +1,166 @@
+"""`mltriage signatures lint`: everything a signature must satisfy beyond its schema.
+
+Checks: schema and file naming, duplicate ids, unknown related ids, weak matchers (a pattern
+that fires on a bare "error"/"timeout"), catastrophic backtracking (a time-bounded run against
+adversarial input), every positive sample fires the signature, ranks it first and yields the
+declared facts, no negative sample fires it, and no signature fires at error level on the
+healthy-log corpus.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import regex
+
+from mltriage.library import Library, Rule, signature_files, validate_file
+from mltriage.schema import Signature
+
+WEAK_PROBES = (
+    "error", "Error", "ERROR", "error:", "timeout", "Timeout", "timed out", "failed", "Failed", "FAILED",
+    "Exception", "exception", "warning", "WARNING", "ERROR: failed", "Error: timeout", "nan", "NaN", "Killed",
+    "RuntimeError", "RuntimeError: error", "abort", "fatal", "E", "",
+)  # fmt: skip
+BACKTRACK_BUDGET_S = 0.25
+_ADVERSARIAL_CHARS = "a A0 :.=/-_(,)[]\t'\"x"
+
+
+@dataclass
+class LintReport:
+    errors: list[str] = field(default_factory=list)
+    checked: int = 0
+    samples: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _adversarial_inputs(rule: Rule, sample_texts: list[str]) -> list[str]:
+    inputs = [ch * 20_000 for ch in _ADVERSARIAL_CHARS]
+    for trigger in rule.triggers:
+        inputs.append(trigger + " " * 20_000 + "!")
+        inputs.append(trigger + "a" * 20_000 + "\x00")
+        inputs.append((trigger + " ") * 2_000)
+    for text in sample_texts[:2]:
+        first = text.splitlines()[0] if text else ""
+        inputs.append(first * 200 + "x" * 5_000)
+    return inputs
+
+
+def _check_backtracking(rule: Rule, sample_texts: list[str]) -> list[str]:
+    problems = []
+    inputs = _adversarial_inputs(rule, sample_texts)
+    for source, compiled in zip(
+        rule.pattern_sources + rule.require_sources + rule.exclude_sources,
+        rule.patterns + rule.requires + rule.excludes,
+    ):
+        for text in inputs:
+            try:
+                compiled.search(text, timeout=BACKTRACK_BUDGET_S)
+            except TimeoutError:
+                problems.append(
+                    f"{rule.path}: field 'match': regex {source!r} backtracks catastrophically "
+                    f"(over {BACKTRACK_BUDGET_S}s on a {len(text)}-character adversarial line)"
+                )
+                break
+    return problems
+
+
+def _check_weak(rule: Rule) -> list[str]:
+    problems = []
+    for source, compiled in zip(rule.pattern_sources, rule.patterns):
+        fired = [probe for probe in WEAK_PROBES if compiled.search(probe, timeout=1)]
+        if fired:
+            problems.append(
+                f"{rule.path}: field 'match.patterns': {source!r} is a weak matcher (fires on the bare line {fired[0]!r})"
+            )
+    return problems
+
+
+def _check_samples(rule: Rule, sig: Signature, library: Library) -> list[str]:
+    from mltriage.engine import diagnose_text
+
+    problems = []
+    for i, sample in enumerate(sig.samples.positive):
+        d = diagnose_text(sample.text, source=f"{sig.id}.positive[{i}]", library=library)
+        mine = [f for f in d.findings if f.signature == sig.id]
+        if not mine:
+            problems.append(f"{rule.path}: samples.positive[{i}]: does not fire the signature")
+            continue
+        first = d.findings[0]
+        same_role_first = next((f for f in d.findings if f.role == sig.role), None)
+        if first.signature != sig.id and not (sig.role != "root-cause" and same_role_first is mine[0]):
+            problems.append(f"{rule.path}: samples.positive[{i}]: fires, but ranks after {first.signature!r}")
+        for name, expected in sample.facts.items():
+            got = mine[0].facts.get(name)
+            if got != expected:
+                problems.append(f"{rule.path}: samples.positive[{i}].facts.{name}: expected {expected!r}, captured {got!r}")
+    for i, sample in enumerate(sig.samples.negative):
+        d = diagnose_text(sample.text, source=f"{sig.id}.negative[{i}]", library=library)
+        if any(f.signature == sig.id for f in d.findings):
+            problems.append(f"{rule.path}: samples.negative[{i}]: fires the signature but must not")
+    return problems
+
+
+def check_healthy_corpus(library: Library, corpus: Path) -> list[str]:
+    """Every file under ``corpus`` is a real healthy log: no error-level finding may appear."""
+    from mltriage.engine import diagnose_path
+
+    problems = []
+    if not corpus.is_dir():
+        return problems
+    for path in sorted(p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        if path.suffix in (".json", ".md", ".cmd", ".sh", ".py"):
+            continue
+        d = diagnose_path(path, library=library)
+        for f in d.findings:
+            if f.severity in ("critical", "error"):
+                problems.append(
+                    f"{path}:{f.line}: healthy log fires {f.signature!r} at {f.severity} level: {f.evidence[-1][:160]!r}"
+                )
+    return problems
+
+
+def lint(root: Path, healthy_corpus: Path | None = None) -> LintReport:
+    started = time.perf_counter()
+    report = LintReport()
+    valid: list[tuple[Path, Signature]] = []
+    seen: dict[str, Path] = {}
+    files = signature_files(root)
+    stray = sorted(p for p in root.rglob("*.toml") if p not in set(files))
+    for path in stray:
+        report.errors.append(f"{path}: signature files live exactly one folder deep: signatures/<area>/<id>.toml")
+    for path in files:
+        try:
+            sig = validate_file(path)
+        except ValueError as exc:
+            report.errors.append(str(exc))
+            continue
+        if sig.id in seen:
+            report.errors.append(f"{path}: field 'id': duplicate id {sig.id!r} (also in {seen[sig.id]})")
+            continue
+        seen[sig.id] = path
+        valid.append((path, sig))
+    rules = {sig.id: Rule.from_signature(sig, path) for path, sig in valid}
+    library = Library(rules=rules, root=root)
+    for path, sig in valid:
+        rule = rules[sig.id]
+        report.checked += 1
+        report.samples += len(sig.samples.positive) + len(sig.samples.negative)
+        for related in sig.related:
+            if related not in rules and related not in seen:
+                report.errors.append(f"{path}: field 'related': unknown signature id {related!r}")
+        report.errors += _check_weak(rule)
+        report.errors += _check_backtracking(rule, [s.text for s in sig.samples.positive])
+        report.errors += _check_samples(rule, sig, library)
+    if healthy_corpus is not None:
+        report.errors += check_healthy_corpus(library, healthy_corpus)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+__all__ = ["LintReport", "lint", "check_healthy_corpus", "regex"]

@@ -1,0 +1,98 @@
+"""The server object and the one place where features are wired to it."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from mltriage.lsp import engine_calls
+from mltriage.lsp.diagnostics import Diagnostics
+
+log = logging.getLogger(__name__)
+
+try:
+    from importlib.metadata import version as _dist_version
+
+    VERSION = _dist_version("mltriage")
+except Exception:  # running from a source tree or the extension bundle
+    VERSION = "0.1.0"
+
+
+@dataclass
+class Settings:
+    """What the client may tune through ``initializationOptions``."""
+
+    debounce_s: float = 0.3
+    progress_lines: int = 20_000  # at or above this many lines a diagnosis shows a progress bar
+    progress_bytes: int = 2_000_000
+    trusted: bool = True  # Workspace Trust: the probe runs code, so untrusted workspaces get none
+
+    @classmethod
+    def from_options(cls, options: Any) -> Settings:
+        settings = cls()
+        if not isinstance(options, dict):
+            return settings
+        if isinstance(options.get("debounceMs"), (int, float)):
+            settings.debounce_s = max(0.0, float(options["debounceMs"]) / 1000)
+        if isinstance(options.get("progressLines"), int):
+            settings.progress_lines = max(1, options["progressLines"])
+        if isinstance(options.get("progressBytes"), int):
+            settings.progress_bytes = max(1, options["progressBytes"])
+        if isinstance(options.get("trusted"), bool):
+            settings.trusted = options["trusted"]
+        return settings
+
+
+class MltriageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("mltriage", VERSION, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.diagnostics = Diagnostics(self)
+
+    @property
+    def utf16(self) -> bool:
+        encoding = self.workspace.position_encoding
+        return encoding in (None, types.PositionEncodingKind.Utf16, "utf-16")
+
+
+def build_server() -> MltriageServer:
+    from mltriage.lsp import code_actions, commands, hover
+
+    server = MltriageServer()
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: MltriageServer, params: types.InitializeParams) -> None:
+        ls.settings = Settings.from_options(params.initialization_options)
+        log.info("settings: %s", ls.settings)
+
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: MltriageServer, params: types.InitializedParams) -> None:
+        engine_calls.ENGINE_POOL.submit(_warm_up)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MltriageServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.diagnostics.opened(params.text_document.uri, params.text_document.language_id)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MltriageServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.diagnostics.changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MltriageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.diagnostics.closed(params.text_document.uri)
+
+    hover.register(server)
+    code_actions.register(server)
+    commands.register(server)
+    return server
+
+
+def _warm_up() -> None:
+    try:
+        engine_calls.warm_up()
+    except Exception:  # reported again, in words, when a document is diagnosed
+        log.exception("could not load the signature library")

@@ -1,0 +1,214 @@
+"""Quick fixes for mltriage diagnostics.
+
+Only diagnostics whose source is ours are looked at, and everything an action needs comes from the
+diagnostic's ``data``. Edits to launch scripts are computed lazily (`codeAction/resolve`) when the
+client supports it, and are versioned so a stale edit is refused rather than misapplied. Nothing is
+written unless the user picks the action.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from mltriage.lsp.convert import SOURCE
+from mltriage.lsp.launch_scripts import Candidate, find_launch_scripts, insertion_line, insertion_text, missing_exports
+
+if TYPE_CHECKING:
+    from mltriage.lsp.app import MltriageServer
+
+# client-side commands the extension registers (they need the clipboard or a UI)
+COPY_COMMAND = "mltriage.copyExports"
+ENTRY_COMMAND = "mltriage.showEntry"
+PROBE_COMMAND = "mltriage.runP2PProbe"
+PICK_COMMAND = "mltriage.pickLaunchScript"
+MAX_SCRIPT_ACTIONS = 3
+_SCAN_TTL_S = 5.0
+
+
+class ScriptScanner:
+    """Workspace scans are cached briefly: clients ask for code actions on every cursor move."""
+
+    def __init__(self) -> None:
+        self._cache: tuple[float, tuple[str, ...], list[Candidate]] | None = None
+
+    def scan(self, roots: list[Path]) -> list[Candidate]:
+        key = tuple(map(str, roots))
+        now = time.monotonic()
+        if self._cache and self._cache[1] == key and now - self._cache[0] < _SCAN_TTL_S:
+            return self._cache[2]
+        found = find_launch_scripts(roots)
+        self._cache = (now, key, found)
+        return found
+
+
+def workspace_roots(ls: MltriageServer) -> list[Path]:
+    roots = []
+    for folder in ls.workspace.folders.values():
+        path = to_fs_path(folder.uri)
+        if path:
+            roots.append(Path(path))
+    if not roots and ls.workspace.root_path:
+        roots.append(Path(ls.workspace.root_path))
+    return roots
+
+
+def script_text_and_version(ls: MltriageServer, uri: str) -> tuple[str, int | None]:
+    """The script as the editor has it when open (with its version), else as it is on disk."""
+    document = ls.workspace.text_documents.get(uri)
+    if document is not None:
+        return document.source, document.version
+    path = to_fs_path(uri)
+    return Path(path).read_text(encoding="utf-8", errors="replace"), None
+
+
+def exports_edit(ls: MltriageServer, script_uri: str, env: dict[str, str], signature: str, title: str) -> types.WorkspaceEdit | None:
+    """A versioned edit inserting the missing exports, or None when the script has them all."""
+    text, version = script_text_and_version(ls, script_uri)
+    missing = missing_exports(text, env)
+    if not missing:
+        return None
+    eol = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(eol)
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    row = insertion_line(lines)
+    new_text = insertion_text(missing, signature, title, eol)
+    if row >= len(lines) and text and not text.endswith(eol):
+        new_text = eol + new_text  # the file is all header and lacks a final newline
+        row, column = len(lines) - 1, len(lines[-1])
+    else:
+        column = 0
+    position = types.Position(line=row, character=column)
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=script_uri, version=version),
+                edits=[types.TextEdit(range=types.Range(start=position, end=position), new_text=new_text)],
+            )
+        ]
+    )
+
+
+def _ours(diagnostic: types.Diagnostic) -> dict[str, Any] | None:
+    if diagnostic.source != SOURCE or not isinstance(diagnostic.data, dict):
+        return None
+    return diagnostic.data if isinstance(diagnostic.data.get("signature"), str) else None
+
+
+def _export_block(env: dict[str, str]) -> str:
+    from mltriage.lsp.launch_scripts import export_lines
+
+    return "\n".join(export_lines(env)) + "\n"
+
+
+def _relative(path: Path, roots: list[Path]) -> str:
+    for root in roots:
+        try:
+            return str(path.relative_to(root))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str, Any], resolve_later: bool) -> list[types.CodeAction]:
+    signature, title = data["signature"], str(data.get("title") or data["signature"])
+    env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
+    facts = {str(k): str(v) for k, v in (data.get("facts") or {}).items()}
+    actions: list[types.CodeAction] = []
+    if env:
+        roots = workspace_roots(ls)
+        preferred = True
+        for candidate in ls.script_scanner.scan(roots)[:MAX_SCRIPT_ACTIONS]:
+            uri = from_fs_path(str(candidate.path))
+            try:
+                text, _ = script_text_and_version(ls, uri)
+            except OSError:
+                continue
+            missing = missing_exports(text, env)
+            if not missing:
+                continue
+            names = ", ".join(missing)
+            action = types.CodeAction(
+                title=f"mltriage: add `export {names}` to {_relative(candidate.path, roots)}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=preferred,
+                data={"script": uri, "env": env, "signature": signature, "title": title},
+            )
+            if not resolve_later:
+                action.edit = exports_edit(ls, uri, env, signature, title)
+            actions.append(action)
+            preferred = False
+        actions.append(
+            types.CodeAction(
+                title="mltriage: add the exports to a script you choose…",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=types.Command(title="Choose launch script", command=PICK_COMMAND, arguments=[env, signature, title]),
+            )
+        )
+        actions.append(
+            types.CodeAction(
+                title="mltriage: copy the fix's exports",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=types.Command(title="Copy exports", command=COPY_COMMAND, arguments=[_export_block(env)]),
+            )
+        )
+    actions.append(
+        types.CodeAction(
+            title=f"mltriage: open the entry for {signature}",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            command=types.Command(title="Show entry", command=ENTRY_COMMAND, arguments=[signature, facts]),
+        )
+    )
+    if data.get("p2p") and ls.settings.trusted:
+        actions.append(
+            types.CodeAction(
+                title="mltriage: run the GPU peer-to-peer probe",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=types.Command(title="Run P2P probe", command=PROBE_COMMAND, arguments=[]),
+            )
+        )
+    return actions
+
+
+def _supports_resolve(ls: MltriageServer) -> bool:
+    text_document = ls.client_capabilities.text_document
+    code_action = text_document.code_action if text_document else None
+    support = code_action.resolve_support if code_action else None
+    return bool(support and "edit" in support.properties)
+
+
+def register(server: MltriageServer) -> None:
+    server.script_scanner = ScriptScanner()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True),
+    )
+    def code_action(ls: MltriageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        only = params.context.only
+        if only and not any(kind.startswith(types.CodeActionKind.QuickFix) for kind in only):
+            return None
+        resolve_later = _supports_resolve(ls)
+        actions: list[types.CodeAction] = []
+        for diagnostic in params.context.diagnostics:
+            data = _ours(diagnostic)
+            if data is not None:
+                actions.extend(actions_for(ls, diagnostic, data, resolve_later))
+        return actions or None
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def resolve(ls: MltriageServer, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        if action.edit is None and "script" in data:
+            action.edit = exports_edit(ls, data["script"], data["env"], data["signature"], data["title"])
+        return action

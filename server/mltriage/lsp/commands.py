@@ -1,0 +1,166 @@
+"""`workspace/executeCommand` handlers.
+
+Arguments come from the extension (or any client) as plain JSON, so each handler checks them and
+answers a bad call with a JSON-RPC "invalid params" error that says what was expected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import from_fs_path
+
+from mltriage.lsp import engine_calls
+from mltriage.lsp.code_actions import exports_edit, workspace_roots
+from mltriage.lsp.diagnostics import uri_to_source
+from mltriage.lsp.launch_scripts import find_launch_scripts
+from mltriage.lsp.text import editor_lines
+
+if TYPE_CHECKING:
+    from mltriage.lsp.app import MltriageServer
+
+log = logging.getLogger(__name__)
+
+DIAGNOSE_TEXT = "mltriage.diagnoseText"
+RUN_PROBE = "mltriage.runProbe"
+EXPLAIN = "mltriage.explain"
+INSERT_EXPORTS = "mltriage.insertExports"
+LAUNCH_SCRIPTS = "mltriage.launchScripts"
+MAX_TEXT_CHARS = 200_000_000
+
+
+def _invalid(message: str) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(message)
+
+
+def _first_dict(args: tuple[Any, ...], command: str, usage: str) -> dict[str, Any]:
+    if len(args) == 1 and isinstance(args[0], dict):
+        return args[0]
+    raise _invalid(f"{command} expects one object argument {usage}")
+
+
+async def diagnose_text(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Diagnose a piece of text (a selection, terminal output) and return the diagnosis JSON.
+
+    Arguments: ``"text"`` or ``{"text": str, "uri"?: str, "startLine"?: int}``. With ``uri`` the
+    findings are also shown in that document at ``startLine`` (0-based) unless the server diagnoses
+    the whole document already; ``{"uri": str}`` without text opts the whole document in.
+    """
+    if len(args) == 1 and isinstance(args[0], str):
+        options: dict[str, Any] = {"text": args[0]}
+    else:
+        options = _first_dict(args, DIAGNOSE_TEXT, '{"text": str, "uri"?: str, "startLine"?: int} or a string')
+    text, uri = options.get("text"), options.get("uri")
+    if uri is not None and not isinstance(uri, str):
+        raise _invalid(f"{DIAGNOSE_TEXT}: 'uri' must be a string")
+    if text is None and uri:
+        return await _diagnose_document(ls, uri)
+    if not isinstance(text, str):
+        raise _invalid(f"{DIAGNOSE_TEXT}: 'text' must be a string")
+    if len(text) > MAX_TEXT_CHARS:
+        raise _invalid(f"{DIAGNOSE_TEXT}: text of {len(text):,} characters is over the {MAX_TEXT_CHARS:,} limit")
+    start_line = options.get("startLine", 0)
+    if not isinstance(start_line, int) or start_line < 0:
+        raise _invalid(f"{DIAGNOSE_TEXT}: 'startLine' must be a non-negative integer")
+    source = str(options.get("source") or (uri_to_source(uri) if uri else "<selection>"))
+    diagnosis = await asyncio.get_running_loop().run_in_executor(engine_calls.ENGINE_POOL, engine_calls.diagnose, text, source)
+    if uri and not ls.diagnostics.wants(uri):
+        ls.diagnostics.publish_selection(uri, diagnosis, editor_lines(text), start_line)
+    return diagnosis.to_json()
+
+
+async def _diagnose_document(ls: MltriageServer, uri: str) -> dict[str, Any]:
+    try:
+        ls.workspace.get_text_document(uri).source
+    except Exception:
+        raise _invalid(f"{DIAGNOSE_TEXT}: {uri} is not open in the editor") from None
+    ls.diagnostics.opt_in(uri)
+    await ls.diagnostics.wait_idle()
+    result = ls.diagnostics.results.get(uri)
+    if result is None:
+        raise _invalid(f"{DIAGNOSE_TEXT}: {uri} could not be diagnosed (see the server log)")
+    return result.diagnosis.to_json()
+
+
+async def run_probe(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Run the GPU peer-to-peer probe; always answers with JSON, never a traceback."""
+    if not ls.settings.trusted:
+        return {"status": "unavailable", "error": "The P2P probe is disabled in untrusted workspaces."}
+    options = args[0] if args and isinstance(args[0], dict) else {}
+    try:
+        from mltriage.probe import run_probe as probe
+    except ImportError as exc:
+        return {"status": "unavailable", "error": f"The P2P probe is not installed here ({exc})."}
+
+    def call() -> dict[str, Any]:
+        report = probe(**options) if options else probe()
+        return report.to_json()
+
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, call)
+    except TypeError as exc:
+        raise _invalid(f"{RUN_PROBE}: bad options {options!r}: {exc}") from None
+    except Exception as exc:  # no GPU, no driver, NVML missing: say so in words
+        log.warning("probe failed: %s", exc)
+        return {"status": "error", "error": f"The P2P probe could not run: {exc}"}
+
+
+async def explain(ls: MltriageServer, args: tuple[Any, ...]) -> str:
+    if not args or not isinstance(args[0], str):
+        raise _invalid(f"{EXPLAIN} expects a signature id (string) and optionally a facts object")
+    signature = args[0]
+    facts = args[1] if len(args) > 1 and isinstance(args[1], dict) else None
+    loop = asyncio.get_running_loop()
+    if not await loop.run_in_executor(None, engine_calls.known_signature, signature):
+        raise _invalid(f"{EXPLAIN}: unknown signature id {signature!r}")
+    return await loop.run_in_executor(None, engine_calls.explain, signature, {str(k): str(v) for k, v in (facts or {}).items()})
+
+
+async def insert_exports(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Apply (through the client, so it can be undone) the exports edit to a chosen script."""
+    options = _first_dict(args, INSERT_EXPORTS, '{"script": uri, "env": {NAME: value}, "signature"?: str, "title"?: str}')
+    script, env = options.get("script"), options.get("env")
+    if not isinstance(script, str) or not isinstance(env, dict) or not env:
+        raise _invalid(f"{INSERT_EXPORTS}: 'script' must be a URI and 'env' a non-empty object")
+    signature = str(options.get("signature") or "fix")
+    try:
+        edit = exports_edit(ls, script, {str(k): str(v) for k, v in env.items()}, signature, str(options.get("title") or signature))
+    except OSError as exc:
+        raise _invalid(f"{INSERT_EXPORTS}: cannot read {script}: {exc.strerror or exc}") from None
+    if edit is None:
+        return {"applied": False, "reason": "The script already exports these values."}
+    result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="mltriage: add exports"))
+    return {"applied": bool(result.applied), "reason": result.failure_reason}
+
+
+def launch_scripts(ls: MltriageServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+    return [
+        {"uri": from_fs_path(str(c.path)), "path": str(c.path), "distributed": c.strong}
+        for c in find_launch_scripts(workspace_roots(ls))
+    ]
+
+
+def register(server: MltriageServer) -> None:
+    @server.command(DIAGNOSE_TEXT)
+    async def _diagnose_text(ls: MltriageServer, *args: Any) -> dict[str, Any]:
+        return await diagnose_text(ls, args)
+
+    @server.command(RUN_PROBE)
+    async def _run_probe(ls: MltriageServer, *args: Any) -> dict[str, Any]:
+        return await run_probe(ls, args)
+
+    @server.command(EXPLAIN)
+    async def _explain(ls: MltriageServer, *args: Any) -> str:
+        return await explain(ls, args)
+
+    @server.command(INSERT_EXPORTS)
+    async def _insert_exports(ls: MltriageServer, *args: Any) -> dict[str, Any]:
+        return await insert_exports(ls, args)
+
+    @server.command(LAUNCH_SCRIPTS)
+    def _launch_scripts(ls: MltriageServer, *args: Any) -> list[dict[str, Any]]:
+        return launch_scripts(ls, args)

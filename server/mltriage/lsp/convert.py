@@ -1,0 +1,129 @@
+"""Turn engine findings into LSP diagnostics.
+
+Each diagnostic carries everything the quick fix and hover need in ``data`` so neither handler
+re-parses the log: the signature id, the fix's env exports, the captured facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from lsprotocol import types
+
+from mltriage.lsp.text import utf16_column
+
+SOURCE = "mltriage"
+ENTRY_SCHEME = "mltriage-entry"
+
+_ROLE_SEVERITY = {
+    "root-cause": types.DiagnosticSeverity.Error,
+    "collateral": types.DiagnosticSeverity.Information,
+}
+
+
+def entry_uri(signature: str, facts: dict[str, str] | None = None) -> str:
+    """A document URI the extension serves with the rendered entry (``.md`` so it opens as Markdown)."""
+    query = urlencode(sorted((facts or {}).items()))
+    return f"{ENTRY_SCHEME}:/{signature}.md" + (f"?{query}" if query else "")
+
+
+def severity_for(finding: Any) -> types.DiagnosticSeverity:
+    if finding.role in _ROLE_SEVERITY:
+        return _ROLE_SEVERITY[finding.role]
+    # context: worth a squiggle only when the signature itself is serious
+    return types.DiagnosticSeverity.Warning if finding.severity in ("critical", "error", "warning") else types.DiagnosticSeverity.Hint
+
+
+def finding_range(finding: Any, lines: list[str], line_offset: int = 0, utf16: bool = True) -> types.Range:
+    """The match on the firing line, in client units; the whole line when columns are missing."""
+    row = max(0, finding.line - 1)
+    text = lines[row] if row < len(lines) else ""
+    start = getattr(finding, "column_start", None)
+    end = getattr(finding, "column_end", None)
+    if start is None or end is None or end <= start:
+        start, end = 0, len(text)
+    start, end = min(start, len(text)), min(end, len(text))
+    if utf16:
+        start, end = utf16_column(text, start), utf16_column(text, end)
+    return types.Range(
+        start=types.Position(line=row + line_offset, character=start),
+        end=types.Position(line=row + line_offset, character=end),
+    )
+
+
+def _message(finding: Any, diagnosis: Any) -> str:
+    where = []
+    if finding.rank is not None:
+        where.append(f"rank {finding.rank}")
+    if finding.host:
+        where.append(f"host {finding.host}")
+    head = finding.title + (f" ({', '.join(where)})" if where else "")
+    if finding.role == "root-cause":
+        body = finding.root_cause
+    elif finding.role == "collateral":
+        first = diagnosis.initiating_rank
+        body = "Collateral: this is a consequence of the failure that started " + (
+            f"on rank {first}." if first is not None else "elsewhere."
+        )
+    else:
+        body = finding.root_cause
+    message = f"{head}: {body}" if body else head
+    if finding.count > 1:
+        message += f" [seen {finding.count}x]"
+    return message
+
+
+def diagnostic_data(finding: Any) -> dict[str, Any]:
+    return {
+        "signature": finding.signature,
+        "title": finding.title,
+        "role": finding.role,
+        "rank": finding.rank,
+        "env": dict(finding.fix.env),
+        "facts": dict(finding.facts),
+        "verify": finding.verify,
+        "p2p": bool(finding.p2p_related),
+    }
+
+
+def to_diagnostics(diagnosis: Any, lines: list[str], uri: str, line_offset: int = 0, utf16: bool = True) -> list[types.Diagnostic]:
+    """One diagnostic per finding; collateral ones point at the initiating rank's root cause."""
+    ranges = [finding_range(f, lines, line_offset, utf16) for f in diagnosis.findings]
+    initiating = _initiating_index(diagnosis)
+    diagnostics = []
+    for index, (finding, rng) in enumerate(zip(diagnosis.findings, ranges)):
+        related = None
+        cause = getattr(finding, "caused_by", None)
+        cause = cause if isinstance(cause, int) and 0 <= cause < len(ranges) else initiating
+        if finding.role == "collateral" and cause is not None and cause != index:
+            root = diagnosis.findings[cause]
+            label = f"rank {root.rank}" if root.rank is not None else "the first failure"
+            related = [
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=uri, range=ranges[cause]),
+                    message=f"Initiating failure on {label}: {root.title}",
+                )
+            ]
+        diagnostics.append(
+            types.Diagnostic(
+                range=rng,
+                message=_message(finding, diagnosis),
+                severity=severity_for(finding),
+                source=SOURCE,
+                code=finding.signature,
+                code_description=types.CodeDescription(href=entry_uri(finding.signature, finding.facts)),
+                related_information=related,
+                data=diagnostic_data(finding),
+            )
+        )
+    return diagnostics
+
+
+def _initiating_index(diagnosis: Any) -> int | None:
+    """The root-cause finding on the initiating rank (else the first root cause)."""
+    roots = [i for i, f in enumerate(diagnosis.findings) if f.role == "root-cause"]
+    for i in roots:
+        if diagnosis.initiating_rank is not None and diagnosis.findings[i].rank == diagnosis.initiating_rank:
+            return i
+    return roots[0] if roots else None

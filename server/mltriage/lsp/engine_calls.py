@@ -1,0 +1,42 @@
+"""The server's only doorway to the engine, imported lazily so `initialize` answers at once.
+
+All calls run on one worker thread (`ENGINE_POOL`): the event loop keeps answering hovers and
+cancellations while a large log is diagnosed, and diagnoses never race each other for the library.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mltriage.lsp.text import normalise
+
+ENGINE_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mltriage-engine")
+
+
+def warm_up() -> None:
+    """Load and compile the signature library before the first document arrives."""
+    from mltriage.library import load_library
+
+    load_library()
+
+
+def diagnose(text: str, source: str) -> Any:
+    from mltriage.engine import diagnose_text
+
+    return diagnose_text(normalise(text), source=source)
+
+
+def explain(signature: str, facts: dict[str, str] | None) -> str:
+    from mltriage.explain import render_entry_markdown
+
+    return render_entry_markdown(signature, facts or None)
+
+
+def known_signature(signature: str) -> bool:
+    from mltriage.library import load_library
+
+    try:
+        return load_library().get(signature) is not None
+    except KeyError:
+        return False

@@ -1,0 +1,153 @@
+"""The diagnosis as data: what the CLI prints, ``--json`` exports and the language server shows.
+
+``Diagnosis.to_json()`` is the versioned contract ``mltriage.diagnosis/v1`` (docs/diagnosis-schema.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "mltriage.diagnosis/v1"
+
+
+@dataclass
+class Fix:
+    summary: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    steps: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def exports(self) -> list[str]:
+        return [f"export {name}={value}" for name, value in self.env.items()]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"summary": self.summary, "env": dict(self.env), "steps": list(self.steps), "commands": list(self.commands)}
+
+
+@dataclass
+class Finding:
+    signature: str
+    title: str
+    category: str
+    severity: str
+    role: str
+    rank: int | None
+    host: str | None
+    source: str
+    lines: tuple[int, int]
+    line: int
+    column_start: int
+    column_end: int
+    evidence: list[str]
+    facts: dict[str, str]
+    root_cause: str
+    fix: Fix
+    verify: str
+    confidence: float
+    count: int = 1
+    p2p_related: bool = False
+    timestamp: float | None = None
+    ranks: list[int] = field(default_factory=list)  # every rank that reported it (merged findings)
+    notes: list[str] = field(default_factory=list)  # explanations added by triage or the P2P probe
+    caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature,
+            "title": self.title,
+            "category": self.category,
+            "severity": self.severity,
+            "role": self.role,
+            "rank": self.rank,
+            "ranks": list(self.ranks),
+            "host": self.host,
+            "source": self.source,
+            "lines": [self.lines[0], self.lines[1]],
+            "line": self.line,
+            "columns": [self.column_start, self.column_end],
+            "evidence": list(self.evidence),
+            "facts": dict(self.facts),
+            "root_cause": self.root_cause,
+            "fix": self.fix.to_json(),
+            "verify": self.verify,
+            "confidence": round(self.confidence, 3),
+            "count": self.count,
+            "p2p_related": self.p2p_related,
+            "timestamp": self.timestamp,
+            "notes": list(self.notes),
+            "caused_by": self.caused_by,
+        }
+
+
+@dataclass
+class RankRole:
+    rank: int
+    role: str  # "initiator" | "collateral" | "healthy" | "unknown"
+    host: str | None = None
+    first_error: str | None = None  # signature id of its earliest error-level finding
+    first_line: int | None = None
+    source: str | None = None
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "role": self.role,
+            "host": self.host,
+            "first_error": self.first_error,
+            "first_line": self.first_line,
+            "source": self.source,
+            "why": self.why,
+        }
+
+
+@dataclass
+class Diagnosis:
+    findings: list[Finding]
+    sources: list[str]
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    initiating_rank: int | None = None
+    initiating_host: str | None = None
+    explanation: str = ""
+    ranks: list[RankRole] = field(default_factory=list)
+    failure_kind: str | None = None  # "crash" | "hang"
+    failure_domain: str | None = None  # "compute" | "communication"
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    lines_read: int = 0
+    bytes_read: int = 0
+    warnings: list[str] = field(default_factory=list)
+    probe: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        return "failure" if any(f.severity in ("critical", "error") for f in self.findings) else "healthy"
+
+    @property
+    def root_cause(self) -> Finding | None:
+        for finding in self.findings:
+            if finding.role == "root-cause" and finding.severity in ("critical", "error"):
+                return finding
+        return self.findings[0] if self.status == "failure" else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "status": self.status,
+            "initiating_rank": self.initiating_rank,
+            "initiating_host": self.initiating_host,
+            "explanation": self.explanation,
+            "failure_kind": self.failure_kind,
+            "failure_domain": self.failure_domain,
+            "findings": [f.to_json() for f in self.findings],
+            "ranks": [r.to_json() for r in self.ranks],
+            "timeline": list(self.timeline),
+            "inputs": {
+                "sources": list(self.sources),
+                "skipped": list(self.skipped),
+                "lines": self.lines_read,
+                "bytes": self.bytes_read,
+            },
+            "warnings": list(self.warnings),
+            "probe": self.probe,
+        }

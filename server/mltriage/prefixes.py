@@ -1,0 +1,127 @@
+"""Peel launcher prefixes and timestamps off a log line.
+
+Multi-rank logs arrive decorated: torchrun's ``[default3]:`` and ``[rank3]:``, DeepSpeed's
+``[Rank 3]``, ``srun -l``'s ``3:``, Open MPI's ``[1,3]<stderr>:``, NCCL's ``host:pid:tid [dev]``,
+Ray/vLLM worker tags ``(VllmWorker rank=1 pid=123)``, and timestamps in half a dozen formats.
+Signatures match the bare message; the prefixes tell us which rank, host and time it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+
+
+@dataclass(slots=True)
+class LineContext:
+    message: str
+    offset: int  # where the message starts in the cleaned line
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    device: int | None = None
+    timestamp: float | None = None  # seconds since the epoch (naive times read as UTC)
+    clock: str | None = None  # "wall" for full dates, "time" for time-of-day only, "uptime" for dmesg
+
+
+# One alternative per prefix kind; tried repeatedly at the start of the line since they stack
+# (``2026-11-30 09:00:01 [default0]:[rank0]: ...``).
+_PREFIX = re.compile(
+    r"""
+    (?:
+        \[(?:rank|Rank|RANK)\s?(?P<rank_a>\d{1,6})\]:?             # [rank3]: (PyTorch) / [Rank 3] (DeepSpeed)
+      | \[(?P<role>[A-Za-z_][\w-]{0,30}?)(?P<role_rank>\d{1,6})\]:  # [default3]: (torchrun --tee)
+      | \[(?P<mpi_job>\d{1,6}),(?P<mpi_rank>\d{1,6})\]<std(?:out|err)>:  # Open MPI --tag-output
+      | (?P<srun_rank>\d{1,6}):[ \t]                              # srun -l
+      | \((?P<ray_tag>[A-Za-z_][\w.-]{0,40})?[ ,]*(?P<ray_kv>(?:(?:rank|pid|ip|node)=[\w.:-]{1,64}[ ,]*){1,4})\)   # Ray/vLLM worker tag
+      | (?P<nccl_host>[A-Za-z0-9][\w.-]{0,62}):(?P<nccl_pid>\d{1,8}):(?P<nccl_tid>\d{1,8})[ \t]\[(?P<nccl_dev>\d{1,3})\][ \t]  # NCCL
+      | (?P<iso>\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?)  # ISO
+      | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]+(?P<glog_pid>\d+)[ ][^\]\s]{1,200}\])  # glog/c10
+      | (?P<vllm>(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]\[[^\]]{1,120}\])  # vLLM
+      | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]+(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
+      | \[[ ]*(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
+      | (?P<level>\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
+    )
+    [ \t]*
+    """,
+    re.VERBOSE,
+)
+_KV = re.compile(r"(rank|pid|ip|node)=([\w.:-]+)")
+_TP_RANK = re.compile(r"_TP(\d+)")
+
+
+def parse_prefixes(line: str) -> LineContext:
+    ctx = LineContext(message=line, offset=0)
+    pos = 0
+    for _ in range(8):  # prefixes stack, but never this deep in real logs
+        m = _PREFIX.match(line, pos)
+        if not m or m.end() == pos:
+            break
+        _apply(ctx, m)
+        pos = m.end()
+    ctx.offset = pos
+    ctx.message = line[pos:]
+    return ctx
+
+
+def _apply(ctx: LineContext, m: re.Match[str]) -> None:
+    g = m.groupdict()
+    if g["rank_a"] is not None:
+        ctx.rank = int(g["rank_a"])
+    elif g["role_rank"] is not None:
+        # torchrun's tee prefix carries the global rank of the worker after the role name
+        if ctx.rank is None:
+            ctx.rank = int(g["role_rank"])
+    elif g["mpi_rank"] is not None:
+        ctx.rank = int(g["mpi_rank"])
+    elif g["srun_rank"] is not None:
+        if ctx.rank is None:
+            ctx.rank = int(g["srun_rank"])
+    elif g["ray_kv"] is not None:
+        for key, value in _KV.findall(g["ray_kv"]):
+            if key == "rank" and value.isdigit():
+                ctx.rank = int(value)
+            elif key == "pid" and value.isdigit():
+                ctx.pid = int(value)
+            elif key in ("ip", "node"):
+                ctx.host = value
+        tp = _TP_RANK.search(g["ray_tag"] or "")
+        if tp and ctx.rank is None:
+            ctx.rank = int(tp.group(1))
+    elif g["nccl_host"] is not None:
+        ctx.host = g["nccl_host"]
+        ctx.pid = int(g["nccl_pid"])
+        ctx.device = int(g["nccl_dev"])
+    elif g["iso"] is not None:
+        ctx.timestamp = _epoch(g["date"], g["time"], g["frac"])
+        ctx.clock = "wall"
+    elif g["glog"] is not None:
+        md = g["glog_md"]
+        ctx.timestamp = _epoch(f"1970-{md[:2]}-{md[2:]}", g["glog_time"], g["glog_frac"])
+        ctx.clock = "time"
+        ctx.pid = int(g["glog_pid"])
+    elif g["vllm"] is not None:
+        md = g["vllm_md"]
+        ctx.timestamp = _epoch(f"1970-{md}", g["vllm_time"], None)
+        ctx.clock = "time"
+    elif g["dmesg_ctime"] is not None:
+        month = _MONTHS.get(g["dm_mon"], 1)
+        ctx.timestamp = _epoch(f"{g['dm_year']}-{month:02d}-{int(g['dm_day']):02d}", g["dm_time"], None)
+        ctx.clock = "wall"
+    elif g["uptime"] is not None:
+        ctx.timestamp = float(g["uptime"])
+        ctx.clock = "uptime"
+
+
+def _epoch(date: str, time: str, frac: str | None) -> float | None:
+    try:
+        value = datetime.fromisoformat(f"{date}T{time}+00:00").timestamp()
+    except ValueError:
+        return None
+    if frac:
+        value += float("0." + frac[1:])
+    return value

@@ -1,0 +1,2 @@
+def parse_pasted_matrices(text): return None
+class PastedTopology: pass

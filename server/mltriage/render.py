@@ -1,0 +1,190 @@
+"""Render a diagnosis for people (terminal) and for CI systems (SARIF 2.1.0)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from mltriage import __version__
+from mltriage.model import Diagnosis, Finding
+from mltriage.triage import _ranks_text
+
+_STYLES = {"bold": "1", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36", "magenta": "35"}
+
+
+class _Paint:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.color or not styles:
+            return text
+        codes = ";".join(_STYLES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def _where(f: Finding) -> str:
+    first, last = f.lines
+    lines = f"{first}" if first == last else f"{first}-{last}"
+    rank = f"rank {f.rank} · " if f.rank is not None else ""
+    host = f"host {f.host} · " if f.host else ""
+    return f"{rank}{host}{f.source}:{lines}"
+
+
+def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str:
+    p = _Paint(color)
+    out: list[str] = []
+    if d.status == "healthy":
+        out.append(p("mltriage: no failure found", "green", "bold") + f" ({d.lines_read} lines, {len(d.sources)} source(s))")
+        for f in d.findings:
+            out.append(f"  {p('·', 'dim')} {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
+        out.extend(_footer(d, p))
+        return "\n".join(out) + "\n"
+
+    root = d.root_cause
+    head = "mltriage: FAILURE"
+    if d.initiating_rank is not None:
+        head += f" — initiated by rank {d.initiating_rank}"
+        if d.initiating_host:
+            head += f" on {d.initiating_host}"
+    kind = ", ".join(x for x in (d.failure_kind, d.failure_domain) if x)
+    out.append(p(head, "red", "bold") + (f"  ({kind})" if kind else ""))
+    if d.explanation:
+        out.append(p(f"  {d.explanation}", "dim"))
+    out.append("")
+    if root is not None:
+        out.extend(_render_finding(root, p, max_evidence, label="ROOT CAUSE" if root.role == "root-cause" else "MOST LIKELY CAUSE"))
+
+    others = [f for f in d.findings if f is not root]
+    errors = [f for f in others if f.severity in ("critical", "error")]
+    if errors:
+        out.append(p("Collateral — consequences of the failure above:", "bold"))
+        grouped: dict[str, list[Finding]] = defaultdict(list)
+        for f in errors:
+            grouped[f.signature].append(f)
+        for sig, group in grouped.items():
+            ranks = sorted({f.rank for f in group if f.rank is not None})
+            who = f"rank{'s' if len(ranks) > 1 else ''} {_ranks_text(ranks)}: " if ranks else ""
+            first = group[0]
+            out.append(f"  {p('•', 'yellow')} {who}{first.title} [{sig}] ×{sum(f.count for f in group)}")
+            out.append(f"      {p('first at ' + _where(first), 'dim')}")
+            out.append(f"      {first.evidence[-1].strip()[:200]}")
+        out.append("")
+    notes = [f for f in others if f.severity not in ("critical", "error")]
+    if notes:
+        out.append(p("Context:", "bold"))
+        for f in notes[:20]:
+            out.append(f"  · {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
+        out.append("")
+    if len(d.ranks) > 1:
+        out.append(p("Ranks:", "bold"))
+        out.append(f"  {'rank':>5}  {'role':<10}  {'first error':<34}  where")
+        for r in d.ranks[:64]:
+            role = p(f"{r.role:<10}", "red" if r.role == "initiator" else ("yellow" if r.role == "collateral" else "dim"))
+            where = f"{Path(r.source).name}:{r.first_line}" if r.source and r.first_line else ""
+            out.append(f"  {r.rank:>5}  {role}  {(r.first_error or '-'):<34}  {where}")
+        if len(d.ranks) > 64:
+            out.append(f"  … {len(d.ranks) - 64} more ranks (see --json)")
+        out.append("")
+    out.extend(_footer(d, p))
+    return "\n".join(out) + "\n"
+
+
+def _render_finding(f: Finding, p: _Paint, max_evidence: int, label: str) -> list[str]:
+    out = [
+        p(f"{label}: {f.title}", "red", "bold"),
+        p(f"  [{f.signature} · {f.category} · {f.severity} · confidence {f.confidence:.2f}] {_where(f)}", "dim"),
+        "",
+        f"  {f.root_cause}",
+        "",
+        p("  Evidence:", "bold"),
+    ]
+    evidence = f.evidence
+    if len(evidence) > max_evidence:
+        evidence = evidence[:2] + ["  …"] + evidence[-(max_evidence - 3) :]
+    for line in evidence:
+        out.append(p("  │ ", "dim") + line[:300])
+    for note in f.notes:
+        out.append(p(f"  ▸ {note}", "magenta"))
+    out.append("")
+    out.append(p("  Fix:", "bold") + f" {f.fix.summary}")
+    for export in f.fix.exports():
+        out.append(p(f"    {export}", "green"))
+    for step in f.fix.steps:
+        out.append(f"    - {step}")
+    for command in f.fix.commands:
+        out.append(p(f"    $ {command}", "cyan"))
+    out.append(p("  Verify:", "bold") + f" {f.verify}")
+    out.append(p(f"  More: mltriage explain {f.signature}", "dim"))
+    out.append("")
+    return out
+
+
+def _footer(d: Diagnosis, p: _Paint) -> list[str]:
+    out = []
+    for w in d.warnings:
+        out.append(p(f"warning: {w}", "yellow"))
+    for s in d.skipped:
+        out.append(p(f"skipped {s['name']}: {s['reason']}", "dim"))
+    return out
+
+
+_SARIF_LEVEL = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
+
+
+def render_sarif(d: Diagnosis) -> dict:
+    rules: dict[str, dict] = {}
+    results = []
+    for f in d.findings:
+        rules.setdefault(
+            f.signature,
+            {
+                "id": f.signature,
+                "name": f.signature,
+                "shortDescription": {"text": f.title},
+                "properties": {"category": f.category, "role": f.role},
+                "defaultConfiguration": {"level": _SARIF_LEVEL.get(f.severity, "note")},
+            },
+        )
+        message = f.root_cause
+        if f.fix.env:
+            message += " Fix: " + "; ".join(f.fix.exports())
+        results.append(
+            {
+                "ruleId": f.signature,
+                "level": _SARIF_LEVEL.get(f.severity, "note"),
+                "message": {"text": message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(f.source)},
+                            "region": {"startLine": f.lines[0], "endLine": f.lines[1]},
+                        }
+                    }
+                ],
+                "properties": {"role": f.role, "rank": f.rank, "confidence": f.confidence, "facts": f.facts},
+            }
+        )
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "mltriage",
+                        "version": __version__,
+                        "informationUri": "https://github.com/mltriage/mltriage",
+                        "rules": list(rules.values()),
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def _uri(source: str) -> str:
+    if source.startswith("<"):
+        return "stdin"
+    return Path(source).as_posix()

@@ -1,0 +1,290 @@
+"""The matching loop: find the lines that matter in a log, fast, and match signatures on them.
+
+Almost every line of a healthy multi-gigabyte log is irrelevant, so the scanner runs one compiled
+pre-filter (every signature's literal triggers) over whole blocks of bytes and only decodes,
+cleans and parses the lines it lands on. Python tracebacks are the exception: from a
+``Traceback (most recent call last):`` header on, lines of that stream are read one by one until
+the exception line closes the block, so a finding inside it can cite the whole traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from mltriage.library import MATCH_TIMEOUT_S, Library, Rule
+from mltriage.prefixes import LineContext, parse_prefixes
+from mltriage.reader import Source, clean_line
+
+TRACEBACK_HEADER = "Traceback (most recent call last)"
+CHAIN_MARKERS = (
+    "The above exception was the direct cause of the following exception",
+    "During handling of the above exception, another exception occurred",
+)
+MAX_LINE_FOR_MATCHING = 64 * 1024  # a 10 MB line is matched in a window around its trigger
+WINDOW = 16 * 1024
+MAX_TRACEBACK_LINES = 20_000  # a "traceback" that never closes was not one
+MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)
+MAX_REQUIRE_EVIDENCE = 4_096
+
+_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
+
+StreamKey = tuple[str, int | None]
+
+
+@dataclass(slots=True)
+class TracebackBlock:
+    stream: StreamKey
+    start: int
+    end: int
+    header_text: str
+    tail: deque = field(default_factory=lambda: deque(maxlen=6))
+    exception_type: str | None = None
+    exception_message: str | None = None
+    closed: bool = False
+    chain_pending: bool = False
+
+
+@dataclass(slots=True)
+class Hit:
+    rule: Rule
+    source: Source
+    stream: StreamKey
+    line: int
+    column_start: int
+    column_end: int
+    text: str
+    context: LineContext
+    facts: dict[str, str]
+    block: TracebackBlock | None
+    timestamp: float | None
+
+
+class Scanner:
+    """Feeds blocks of one source at a time; ``hits`` collects what fired."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        triggers = sorted(set(library.trigger_index) | {TRACEBACK_HEADER, *CHAIN_MARKERS}, key=len, reverse=True)
+        self._triggers = [t for t in library.trigger_index]
+        self._trigger_bytes = re.compile(b"|".join(re.escape(t.encode()) for t in triggers))
+        self.hits: list[Hit] = []
+        self.dropped_hits = 0
+        self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
+        self.blocks: list[TracebackBlock] = []
+        self.lines_read = 0
+        self.bytes_read = 0
+        self.timeouts = 0
+        self._reset_source(None)
+
+    # -- per source state -------------------------------------------------------------------
+    def _reset_source(self, source: Source | None) -> None:
+        self.source = source
+        self.line_no = 0  # lines fully consumed so far in this source
+        self.open_blocks: dict[StreamKey, TracebackBlock] = {}
+        self.last_closed: dict[StreamKey, TracebackBlock] = {}
+        self.last_time: dict[StreamKey, float] = {}
+        self._ended_without_newline = False
+
+    def begin(self, source: Source) -> None:
+        self._reset_source(source)
+
+    def end(self) -> None:
+        if self._ended_without_newline:
+            self.line_no += 1
+        self.lines_read += self.line_no
+        for block in self.open_blocks.values():
+            block.closed = True
+        self.open_blocks.clear()
+
+    # -- the loop ---------------------------------------------------------------------------
+    def feed(self, block: bytes) -> None:
+        """Scan one block that ends at a line end (or is a piece of a monster line)."""
+        self.bytes_read += len(block)
+        size = len(block)
+        pos = 0
+        counted = 0
+        base = self.line_no
+        search = self._trigger_bytes.search
+        while pos < size:
+            if self.open_blocks:
+                end = block.find(b"\n", pos)
+                end = size if end == -1 else end
+                base += block.count(b"\n", counted, pos)
+                counted = pos
+                self._slow_line(block, pos, end, base + 1)
+                pos = end + 1
+                continue
+            m = search(block, pos)
+            if m is None:
+                break
+            start = block.rfind(b"\n", pos, m.start()) + 1 or pos
+            if start < pos:
+                start = pos
+            end = block.find(b"\n", m.end())
+            end = size if end == -1 else end
+            base += block.count(b"\n", counted, start)
+            counted = start
+            self._fast_line(block, start, end, base + 1, m.start())
+            pos = end + 1
+        newlines_left = block.count(b"\n", counted)
+        self.line_no = base + newlines_left
+        self._ended_without_newline = not block.endswith(b"\n")
+        if self._ended_without_newline and size >= MAX_LINE_FOR_MATCHING:
+            pass  # the same monster line continues in the next block: same line number
+
+    def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> tuple[str, int]:
+        if end - start > MAX_LINE_FOR_MATCHING:
+            lo = max(start, anchor - WINDOW)
+            hi = min(end, anchor + WINDOW)
+            return clean_line(block[lo:hi]), lo - start
+        return clean_line(block[start:end]), 0
+
+    def _stream(self, ctx: LineContext) -> StreamKey:
+        rank = ctx.rank if ctx.rank is not None else self.source.rank
+        return (self.source.name, rank)
+
+    def _timestamp(self, stream: StreamKey, ctx: LineContext) -> float | None:
+        if ctx.timestamp is not None and ctx.clock != "uptime":
+            self.last_time[stream] = ctx.timestamp
+            return ctx.timestamp
+        return self.last_time.get(stream)
+
+    def _fast_line(self, block: bytes, start: int, end: int, line_no: int, anchor: int) -> None:
+        text, _ = self._line_text(block, start, end, anchor)
+        ctx = parse_prefixes(text)
+        stream = self._stream(ctx)
+        message = ctx.message
+        if message.startswith(TRACEBACK_HEADER):
+            self._open_traceback(stream, line_no, text)
+        self._match(text, ctx, stream, line_no)
+
+    def _slow_line(self, block: bytes, start: int, end: int, line_no: int) -> None:
+        raw = block[start:end]
+        has_trigger = self._trigger_bytes.search(raw) is not None
+        if not has_trigger and raw[:1] in (b" ", b"\t"):
+            # An unprefixed frame or source line: it can only extend the source's own traceback.
+            own = self.open_blocks.get((self.source.name, self.source.rank))
+            if own is not None:
+                own.end = line_no
+                own.tail.append(clean_line(raw[:2048]))
+            return
+        text, _ = self._line_text(block, start, end, start)
+        ctx = parse_prefixes(text)
+        stream = self._stream(ctx)
+        message = ctx.message
+        open_block = self.open_blocks.get(stream)
+        if message.startswith(TRACEBACK_HEADER):
+            self._open_traceback(stream, line_no, text)
+            self._match(text, ctx, stream, line_no)
+            return
+        if open_block is not None:
+            if not message.strip() or message[0] in " \t":
+                open_block.end = line_no
+                open_block.tail.append(text[:2048])
+            elif message.startswith(CHAIN_MARKERS):
+                open_block.end = line_no
+                open_block.chain_pending = True
+            else:
+                if has_trigger:  # match first, so the hit is tied to the block it closes
+                    self._match(text, ctx, stream, line_no)
+                self._close_traceback(open_block, line_no, text, message)
+                return
+            if line_no - open_block.start > MAX_TRACEBACK_LINES:
+                open_block.closed = True
+                del self.open_blocks[stream]
+            return
+        if has_trigger:
+            self._match(text, ctx, stream, line_no)
+
+    # -- tracebacks -------------------------------------------------------------------------
+    def _open_traceback(self, stream: StreamKey, line_no: int, text: str) -> None:
+        previous = self.last_closed.get(stream)
+        if previous is not None and previous.chain_pending and line_no - previous.end <= 3:
+            previous.closed = False
+            previous.chain_pending = False
+            previous.end = line_no
+            self.open_blocks[stream] = previous
+            return
+        block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=text[:2048])
+        self.blocks.append(block)
+        self.open_blocks[stream] = block
+
+    def _close_traceback(self, block: TracebackBlock, line_no: int, text: str, message: str) -> None:
+        block.end = line_no
+        block.tail.append(text[:2048])
+        m = _EXCEPTION_LINE.match(message.strip())
+        if m:
+            block.exception_type = m.group("type")
+            block.exception_message = (m.group("message") or "").strip()[:500]
+        else:
+            block.exception_message = message.strip()[:500]
+        block.closed = True
+        del self.open_blocks[block.stream]
+        self.last_closed[block.stream] = block
+
+    def note_chain_marker(self, stream: StreamKey, line_no: int) -> None:
+        previous = self.last_closed.get(stream)
+        if previous is not None and line_no - previous.end <= 2:
+            previous.chain_pending = True
+            previous.end = line_no
+
+    # -- signatures -------------------------------------------------------------------------
+    def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+        message = ctx.message
+        if message.startswith(CHAIN_MARKERS):
+            self.note_chain_marker(stream, line_no)
+            return
+        index = self.library.trigger_index
+        seen: set[str] = set()
+        for trigger in self._triggers:
+            if trigger not in text:
+                continue
+            for rule in index[trigger]:
+                if rule.id in seen:
+                    continue
+                seen.add(rule.id)
+                self._match_rule(rule, text, ctx, stream, line_no)
+
+    def _search(self, pattern, message: str):
+        try:
+            return pattern.search(message, timeout=MATCH_TIMEOUT_S)
+        except TimeoutError:
+            self.timeouts += 1
+            return None
+
+    def _match_rule(self, rule: Rule, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+        message = ctx.message
+        for pattern in rule.patterns:
+            m = self._search(pattern, message)
+            if m is None:
+                continue
+            if any(self._search(x, message) for x in rule.excludes):
+                return
+            self._record(rule, m, text, ctx, stream, line_no)
+            return
+        if rule.requires and any(self._search(r, message) for r in rule.requires):
+            evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
+            evidence.append(line_no)
+
+    def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+        if len(self.hits) >= MAX_HITS:
+            self.dropped_hits += 1
+            return
+        facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
+        self.hits.append(
+            Hit(
+                rule=rule,
+                source=self.source,
+                stream=stream,
+                line=line_no,
+                column_start=ctx.offset + m.start(),
+                column_end=ctx.offset + m.end(),
+                text=text[:2048],
+                context=ctx,
+                facts=facts,
+                block=self.open_blocks.get(stream),
+                timestamp=self._timestamp(stream, ctx),
+            )
+        )
