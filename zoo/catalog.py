@@ -87,7 +87,7 @@ SCENARIOS = [
         what="Rank 2 sleeps forever in compute at step 2; ranks 0,1,3 time out after 10 s in the "
              "gradient all_reduce and torchrun then SIGTERMs rank 2.",
         initiating_rank=2, collateral_ranks=_others(2), healthy_ranks=[],
-        expect=[(2, "stuck in data preprocessing"), (0, "Timed out")],
+        expect=[(2, "stuck in data preprocessing"), ("console", "Timed out waiting 10000ms")],
     ),
     Scenario(
         name="sys_exit",

@@ -62,13 +62,13 @@ export class ServerManager implements vscode.Disposable {
     if (problem) { this.fail(problem); return; }
     this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin})`);
 
-    const bundled = this.context.asAbsolutePath('extension/bundled');
+    const startScript = this.context.asAbsolutePath(path.join('extension', 'tool', 'start.py'));
     const cacheDir = path.join(this.context.globalStorageUri.fsPath, 'cache');
     const config = vscode.workspace.getConfiguration('mltriage');
     const serverOptions: ServerOptions = {
       command: interpreter.command,
       // -I: ignore PYTHONPATH and the user site, so the bundled packages are the ones imported
-      args: ['-I', path.join(bundled, 'tool', 'start.py')],
+      args: ['-I', startScript],
       options: { env: { ...process.env, MLTRIAGE_CACHE_DIR: cacheDir, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {

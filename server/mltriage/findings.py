@@ -9,6 +9,7 @@ error-level that is not the root cause is marked as its consequence (``caused_by
 from __future__ import annotations
 
 import string
+from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.masking import mask_secrets
@@ -119,23 +120,36 @@ def _finding_from_hit(hit: Hit) -> Finding:
     )
 
 
-def _when(finding: Finding, source_order: dict[str, int]) -> tuple:
-    # Timestamps decide only between lines that carry one; position breaks ties inside a file.
-    ts = finding.timestamp if finding.timestamp is not None else float("inf")
-    return (ts, source_order.get(finding.source, 0), finding.line)
+def _earlier(a: Finding, b: Finding, source_order: dict[str, int]) -> int:
+    """-1 if ``a`` happened before ``b``. Inside one file, position decides; across files,
+    timestamps decide where both lines carry one; otherwise input order."""
+    if a.source == b.source:
+        return (a.line > b.line) - (a.line < b.line)
+    if a.timestamp is not None and b.timestamp is not None and a.timestamp != b.timestamp:
+        return -1 if a.timestamp < b.timestamp else 1
+    oa, ob = source_order.get(a.source, 0), source_order.get(b.source, 0)
+    return (oa > ob) - (oa < ob)
+
+
+def _tier(f: Finding) -> int:
+    role = _ROLE_ORDER.get(f.role, 3)
+    return role if f.severity in ("critical", "error") else 3 + role
 
 
 def order_findings(findings: Iterable[Finding], sources: list[str]) -> list[Finding]:
     source_order = {name: i for i, name in enumerate(sources)}
-    ordered = sorted(
-        findings,
-        key=lambda f: (
-            _ROLE_ORDER.get(f.role, 3) if f.severity in ("critical", "error") else 3 + _ROLE_ORDER.get(f.role, 3),
-            *_when(f, source_order),
-            -SEVERITY_ORDER.get(f.severity, 0),
-            -f.confidence,
-        ),
-    )
+
+    def compare(a: Finding, b: Finding) -> int:
+        if _tier(a) != _tier(b):
+            return -1 if _tier(a) < _tier(b) else 1
+        when = _earlier(a, b, source_order)
+        if when:
+            return when
+        key_a = (-SEVERITY_ORDER.get(a.severity, 0), -a.confidence)
+        key_b = (-SEVERITY_ORDER.get(b.severity, 0), -b.confidence)
+        return (key_a > key_b) - (key_a < key_b)
+
+    ordered = sorted(findings, key=cmp_to_key(compare))
     root = next((i for i, f in enumerate(ordered) if f.role == "root-cause" and f.severity in ("critical", "error")), None)
     if root is not None:
         for i, finding in enumerate(ordered):

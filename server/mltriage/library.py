@@ -23,6 +23,7 @@ import regex
 from mltriage import __version__
 
 if TYPE_CHECKING:
+    from mltriage.prefilter import Prefilter
     from mltriage.schema import Signature
 
 CACHE_FORMAT = 3
@@ -145,6 +146,13 @@ class Library:
 
         with open(rule.path, "rb") as fh:
             return Signature.model_validate(tomllib.load(fh))
+
+    @cached_property
+    def prefilter(self) -> "Prefilter":
+        from mltriage.prefilter import make_prefilter
+        from mltriage.scanner import CHAIN_MARKERS, TRACEBACK_HEADER
+
+        return make_prefilter([*self.trigger_index, TRACEBACK_HEADER, *CHAIN_MARKERS], cache_dir())
 
     @cached_property
     def trigger_index(self) -> dict[str, list[Rule]]:

@@ -46,7 +46,7 @@ _PREFIX = re.compile(
       | \[[ ]*(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
       | (?P<level>\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
     )
-    [ \t]*
+    [ ]?                                                          # one separator space; indentation after it is content
     """,
     re.VERBOSE,
 )

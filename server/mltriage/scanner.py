@@ -66,9 +66,8 @@ class Scanner:
 
     def __init__(self, library: Library) -> None:
         self.library = library
-        triggers = sorted(set(library.trigger_index) | {TRACEBACK_HEADER, *CHAIN_MARKERS}, key=len, reverse=True)
-        self._triggers = [t for t in library.trigger_index]
-        self._trigger_bytes = re.compile(b"|".join(re.escape(t.encode()) for t in triggers))
+        self._triggers = list(library.trigger_index)
+        self._prefilter = library.prefilter
         self.hits: list[Hit] = []
         self.dropped_hits = 0
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
@@ -103,36 +102,35 @@ class Scanner:
         """Scan one block that ends at a line end (or is a piece of a monster line)."""
         self.bytes_read += len(block)
         size = len(block)
+        starts = self._prefilter.starts(block)
+        n_starts = len(starts)
+        i = 0  # next trigger occurrence not yet behind us
         pos = 0
         counted = 0
         base = self.line_no
-        search = self._trigger_bytes.search
         while pos < size:
+            while i < n_starts and starts[i] < pos:
+                i += 1
             if self.open_blocks:
                 end = block.find(b"\n", pos)
                 end = size if end == -1 else end
                 base += block.count(b"\n", counted, pos)
                 counted = pos
-                self._slow_line(block, pos, end, base + 1)
+                self._slow_line(block, pos, end, base + 1, i < n_starts and starts[i] < end)
                 pos = end + 1
                 continue
-            m = search(block, pos)
-            if m is None:
+            if i >= n_starts:
                 break
-            start = block.rfind(b"\n", pos, m.start()) + 1 or pos
-            if start < pos:
-                start = pos
-            end = block.find(b"\n", m.end())
+            anchor = starts[i]
+            start = block.rfind(b"\n", pos, anchor) + 1 or pos
+            end = block.find(b"\n", anchor)
             end = size if end == -1 else end
             base += block.count(b"\n", counted, start)
             counted = start
-            self._fast_line(block, start, end, base + 1, m.start())
+            self._fast_line(block, start, end, base + 1, anchor)
             pos = end + 1
-        newlines_left = block.count(b"\n", counted)
-        self.line_no = base + newlines_left
+        self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
-        if self._ended_without_newline and size >= MAX_LINE_FOR_MATCHING:
-            pass  # the same monster line continues in the next block: same line number
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> tuple[str, int]:
         if end - start > MAX_LINE_FOR_MATCHING:
@@ -156,13 +154,12 @@ class Scanner:
         ctx = parse_prefixes(text)
         stream = self._stream(ctx)
         message = ctx.message
-        if message.startswith(TRACEBACK_HEADER):
+        if message.lstrip().startswith(TRACEBACK_HEADER):
             self._open_traceback(stream, line_no, text)
         self._match(text, ctx, stream, line_no)
 
-    def _slow_line(self, block: bytes, start: int, end: int, line_no: int) -> None:
+    def _slow_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
         raw = block[start:end]
-        has_trigger = self._trigger_bytes.search(raw) is not None
         if not has_trigger and raw[:1] in (b" ", b"\t"):
             # An unprefixed frame or source line: it can only extend the source's own traceback.
             own = self.open_blocks.get((self.source.name, self.source.rank))
@@ -175,7 +172,7 @@ class Scanner:
         stream = self._stream(ctx)
         message = ctx.message
         open_block = self.open_blocks.get(stream)
-        if message.startswith(TRACEBACK_HEADER):
+        if message.lstrip().startswith(TRACEBACK_HEADER):
             self._open_traceback(stream, line_no, text)
             self._match(text, ctx, stream, line_no)
             return
@@ -183,7 +180,7 @@ class Scanner:
             if not message.strip() or message[0] in " \t":
                 open_block.end = line_no
                 open_block.tail.append(text[:2048])
-            elif message.startswith(CHAIN_MARKERS):
+            elif message.lstrip().startswith(CHAIN_MARKERS):
                 open_block.end = line_no
                 open_block.chain_pending = True
             else:
@@ -233,7 +230,7 @@ class Scanner:
     # -- signatures -------------------------------------------------------------------------
     def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
         message = ctx.message
-        if message.startswith(CHAIN_MARKERS):
+        if message.lstrip().startswith(CHAIN_MARKERS):
             self.note_chain_marker(stream, line_no)
             return
         index = self.library.trigger_index

@@ -15,11 +15,13 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 PG_TIMEOUT = timedelta(seconds=int(os.environ.get("ZOO_PG_TIMEOUT_S", "10")))
 
 
-def setup():
+def setup(ddp=True):
     dist.init_process_group("gloo", timeout=PG_TIMEOUT)
     rank = dist.get_rank()
     torch.manual_seed(0)
-    model = DDP(torch.nn.Linear(16, 4))
+    model = torch.nn.Linear(16, 4)
+    if ddp:
+        model = DDP(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     return rank, dist.get_world_size(), model, opt
 
@@ -29,6 +31,9 @@ def train_step(model, opt, step):
     loss = model(x).pow(2).mean()
     opt.zero_grad()
     loss.backward()  # DDP all-reduces the gradients here
+    if not isinstance(model, DDP):
+        for p in model.parameters():
+            dist.all_reduce(p.grad)
     opt.step()
     return loss.item()
 

@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
                            backend=args.backend, python=args.python)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
-    else:
+    elif report.exit_code not in (2, 3):
         print(render.text(report))
-    if report.exit_code == 3 or report.exit_code == 2:
+    if report.exit_code in (2, 3):
         print(f"mltriage probe: {report.message}", file=sys.stderr)
     return report.exit_code
 

@@ -4,7 +4,8 @@ Spec (JSON): {"missing": true} (library absent) or
 {"driver": "580.159.04", "cuda": 13000,
  "gpus": [{"name": ..., "uuid": ..., "bus": "00000000:00:06.0"}],
  "p2p": {"0,1,read": "TypeError" | <status code>}, default 0 (OK),
- "nvlinks": {"0,1": 18}, "ancestor": {"0,1": 30}}  (default 50 = SYS).
+ "nvlinks": {"0,1": 18}, "nvlink_remote_unknown": true, "ancestor": {"0,1": 30}}
+ (ancestor default 50 = SYS).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class FakeNvml:
         return 1
 
     def nvmlDeviceGetNvLinkRemotePciInfo(self, h: int, link: int) -> Any:
+        if self.spec.get("nvlink_remote_unknown"):  # as the Firecracker VM reports it
+            return SimpleNamespace(busId=b"ffffffff:ff:ff.0")
         return self.nvmlDeviceGetPciInfo(self._links(h)[link])
 
     def nvmlDeviceGetP2PStatus(self, h1: int, h2: int, index: int) -> int:

@@ -114,7 +114,8 @@ def acs_facts(root: str, gpu_bus_ids: list[str],
     if not os.path.isdir(os.path.join(root, "sys/bus/pci/devices")):
         return {"status": "unknown", "reason": "no /sys/bus/pci", "pairs": []}
     lspci = lspci or _run_lspci
-    chains = {b: _upstream_bridges(root, b) for b in gpu_bus_ids}
+    chains = {b: _upstream_bridges(root, b) for b in gpu_bus_ids
+              if os.path.exists(os.path.join(root, "sys/bus/pci/devices", b))}
     cache: dict[str, dict[str, Any]] = {}
 
     def bridge(bdf: str) -> dict[str, Any]:
@@ -131,6 +132,10 @@ def acs_facts(root: str, gpu_bus_ids: list[str],
     pairs = []
     for i, a in enumerate(gpu_bus_ids):
         for b in gpu_bus_ids[i + 1:]:
+            if a not in chains or b not in chains:
+                pairs.append({"a": a, "b": b, "bridges": [], "acs_redirect": "unknown",
+                              "reason": "GPU not in /sys/bus/pci"})
+                continue
             common = set(chains[a]) & set(chains[b])
             # Peer traffic crosses the bridges below the common ancestor on both sides.
             between = [x for x in chains[a] + chains[b] if x not in common]
@@ -140,6 +145,7 @@ def acs_facts(root: str, gpu_bus_ids: list[str],
                 "a": a,
                 "b": b,
                 "bridges": infos,
+                # No bridge between them (same switch port or root complex): nothing to redirect.
                 "acs_redirect": True if any(redirect) else
                 (False if len(redirect) == len(infos) else "unknown"),
             })

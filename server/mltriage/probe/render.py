@@ -59,7 +59,7 @@ def text(report: ProbeReport) -> str:
     plat = report.platform
     if plat:
         iommu, virt, acs = plat.get("iommu", {}), plat.get("virtualization", {}), plat.get("acs", {})
-        acs_txt = acs.get("status", "unknown")
+        acs_txt = acs.get("status", "unknown") if report.pairs else "n/a"
         if acs.get("pairs"):
             acs_txt = ", ".join(f"{p['a']}<->{p['b']}: redirect={p['acs_redirect']}" for p in acs["pairs"])
         out += ["", f"platform: IOMMU {iommu.get('mode', 'unknown')}; virtualised "

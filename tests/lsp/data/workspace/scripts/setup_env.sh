@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Creates the environment; launches nothing.
+uv venv .venv && uv pip install -r requirements.txt

@@ -1,0 +1,81 @@
+"""publishDiagnostics for log documents, over real stdio."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from helpers import open_document, wait_for_diagnostics
+
+
+async def test_torchrun_crash_diagnostics(client: LanguageClient, workspace: Path):
+    log = workspace / "logs" / "torchrun_python_exception.log"
+    scenario = json.loads((workspace / "logs" / "torchrun_python_exception.scenario.json").read_text())
+    uri = open_document(client, log)
+    diagnostics = await wait_for_diagnostics(client, uri)
+    assert diagnostics, "a crashed torchrun run must produce diagnostics"
+    lines = log.read_text().splitlines()
+    for d in diagnostics:
+        assert d.source == "mltriage"
+        assert isinstance(d.code, str) and d.code
+        assert d.code_description.href.startswith(f"mltriage-entry:/{d.code}.md")
+        assert d.data["signature"] == d.code
+        assert isinstance(d.data["env"], dict) and isinstance(d.data["facts"], dict)
+        # the range lies on a real line of the document and inside it
+        assert 0 <= d.range.start.line < len(lines)
+        assert d.range.end.character <= len(lines[d.range.start.line])
+    roots = [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error]
+    assert roots, "the root cause is an Error"
+    # the initiating rank's traceback (rank 2 raised IndexError) is among the root-cause lines
+    first = scenario["initiating_rank"]
+    assert any(f"[rank{first}]" in lines[d.range.start.line] for d in roots)
+
+
+async def test_collateral_points_to_initiating_rank(client: LanguageClient, workspace: Path):
+    log = workspace / "logs" / "torchrun_sigkill.log"
+    uri = open_document(client, log)
+    diagnostics = await wait_for_diagnostics(client, uri)
+    collateral = [d for d in diagnostics if d.data["role"] == "collateral"]
+    for d in collateral:
+        assert d.severity == types.DiagnosticSeverity.Information
+        assert d.related_information, "collateral findings point at the initiating failure"
+        target = d.related_information[0].location
+        assert target.uri == uri
+        assert any(r.range == target.range and r.data["role"] == "root-cause" for r in diagnostics)
+
+
+async def test_non_log_documents_are_left_alone(client: LanguageClient, workspace: Path):
+    script = workspace / "scripts" / "launch.sh"
+    open_document(client, script, language_id="shellscript")
+    log = workspace / "logs" / "torchrun_sigkill.log"
+    uri = open_document(client, log)
+    await wait_for_diagnostics(client, uri)
+    assert script.as_uri() not in client.diagnostics
+
+
+async def test_edit_is_debounced_and_rediagnosed(client: LanguageClient, workspace: Path):
+    log = workspace / "logs" / "torchrun_python_exception.log"
+    uri = open_document(client, log)
+    assert await wait_for_diagnostics(client, uri)
+    # replace the whole log with a healthy line: a burst of edits ends in one empty result
+    client.diagnostics.pop(uri)
+    for version, text in enumerate(["step 1 loss 0.5\n", "step 2 loss 0.4\n", "training finished\n"], start=2):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+    assert await wait_for_diagnostics(client, uri) == []
+
+
+async def test_close_clears_diagnostics(client: LanguageClient, workspace: Path):
+    log = workspace / "logs" / "torchrun_python_exception.log"
+    uri = open_document(client, log)
+    assert await wait_for_diagnostics(client, uri)
+    client.diagnostics.pop(uri)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert await wait_for_diagnostics(client, uri) == []
