@@ -1,32 +1,34 @@
 #!/bin/bash
-# The measured run on nvidia-h200-x2 (see RESULTS.md). Writes everything under $OUT.
+# The measured run on nvidia-h200-x2 (see RESULTS.md): bash bench/probe/device_run.sh
+# Writes everything under $OUT.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 PYTHONPATH=server MLTRIAGE_CACHE_DIR=/tmp/mltcache
-LOG=$OUT/log.txt
-t() { local a=$(date +%s.%N); "$@"; local rc=$?; echo "wall $(echo "$(date +%s.%N) - $a" | bc) s rc=$rc" >&2; return $rc; }
+now() { python3 -c 'import time; print(time.time())'; }
+t() { local a=$(now); "$@"; local rc=$?; python3 -c "print('wall %.2f s rc=$rc' % ($(now) - $a))" >&2; return $rc; }
+summary() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(' ', r['message'], r['timing'])" "$1"; }
 {
-  date -u; nvidia-smi -L; python3 -c 'import torch, numpy; print(torch.__version__, numpy.__version__)'
-  nvidia-smi topo -m > $OUT/topo-m.txt 2>&1
-  # build the upstream bandwidth test in the background (CPU only) while the probe runs
-  ( cd bench/probe/p2p_src && nvcc -O2 -I. -o /tmp/p2pbw p2pBandwidthLatencyTest.cu > /tmp/nvcc.log 2>&1 ) &
-  NVCC=$!
-  echo "== probe torch (cold process: includes python start, import torch, CUDA init)"
-  t python3 -m mltriage.probe --json --refresh > $OUT/h200x2.json
-  echo "rc=$?"
+  date -u; nvidia-smi -L; python3 -c 'import torch, cupy, numpy; print(torch.__version__, cupy.__version__, numpy.__version__)'
+  for i in 1 2; do
+    echo "== probe torch, run $i (whole CLI process: python start, import torch, CUDA init, probe)"
+    echo "\$ python3 -m mltriage.probe --json --refresh"
+    t python3 -m mltriage.probe --json --refresh > $OUT/h200x2.json; summary $OUT/h200x2.json
+  done
   echo "== probe torch, human-readable"
+  echo "\$ python3 -m mltriage.probe --refresh"
   t python3 -m mltriage.probe --refresh > $OUT/h200x2-matrix.txt
-  echo "rc=$?"
-  echo "== probe cached"
-  t python3 -m mltriage.probe > /dev/null; echo "rc=$?"
-  echo "== probe ctypes backend"
-  t python3 -m mltriage.probe --json --refresh --backend ctypes > $OUT/h200x2-ctypes.json
-  echo "rc=$?"
-  echo "== reference torch copy"
+  echo "== probe from the cache (no GPU work)"
+  t python3 -m mltriage.probe > /dev/null
+  for b in ctypes cupy; do
+    echo "== probe $b backend"
+    t python3 -m mltriage.probe --json --refresh --backend $b > $OUT/h200x2-$b.json; summary $OUT/h200x2-$b.json
+  done
+  echo "== reference: plain torch copy, 256 MiB and 1 GiB, CUDA events"
   python3 bench/probe/reference_copy.py 0 1 > $OUT/reference.json; python3 bench/probe/reference_copy.py 1 0 >> $OUT/reference.json
   cat $OUT/reference.json
-  wait $NVCC; cat /tmp/nvcc.log
-  echo "== p2pBandwidthLatencyTest"
-  /tmp/p2pbw > $OUT/p2pBandwidthLatencyTest.txt 2>&1; echo "rc=$?"
-} > $LOG 2>&1
-cat $LOG
-python3 -c "import json; r=json.load(open('$OUT/h200x2.json')); print(r['message'], r['timing'])"
+  echo "== verify commands from the advice: NCCL channels with and without NCCL_P2P_DISABLE=1"
+  NCCL_DEBUG=INFO torchrun --nproc_per_node=2 bench/probe/nccl_verify.py 2>&1 | grep -E 'via (P2P|SHM)|all_reduce' | sort | uniq -c | head
+  NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO torchrun --nproc_per_node=2 bench/probe/nccl_verify.py 2>&1 | grep -E 'via (P2P|SHM)|all_reduce' | sort | uniq -c | head
+  echo "== the probe's own tests on this machine"
+  python3 -m pytest tests/probe -q -p no:cacheprovider 2>&1 | tail -3
+} > $OUT/log.txt 2>&1
+cat $OUT/log.txt

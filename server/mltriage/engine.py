@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
+from mltriage.errorfile import MAX_ERROR_FILE, as_log_text
 from mltriage.findings import build_findings, order_findings
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
@@ -39,6 +40,13 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
             except OSError as exc:
                 raise InputError(f"cannot read {source.path}: {exc.strerror or exc}") from None
             with fh:
+                if source.path.suffix == ".json":
+                    converted = as_log_text(fh.read(MAX_ERROR_FILE + 1))
+                    if converted is None:
+                        fh.seek(0)
+                    else:
+                        yield source, io.BytesIO(converted)
+                        continue
                 yield source, fh
 
     diagnosis = diagnose_streams(opened(), library=library)
@@ -66,5 +74,5 @@ def diagnose_streams(streams, library: Library | None = None) -> Diagnosis:
         diagnosis.warnings.append(f"{scanner.timeouts} regex evaluations hit the time limit and were skipped")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
-    triage(diagnosis)
+    triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen)
     return diagnosis

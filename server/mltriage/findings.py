@@ -17,6 +17,7 @@ from mltriage.model import Finding, Fix
 from mltriage.scanner import Hit, Scanner, TracebackBlock
 from mltriage.schema import SEVERITY_ORDER
 
+FALLBACK_REACH = 20  # lines after a traceback that may still explain it
 _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
 
 
@@ -53,9 +54,18 @@ def _block_evidence(block: TracebackBlock) -> list[str]:
 
 def build_findings(scanner: Scanner) -> list[Finding]:
     hits = [h for h in scanner.hits if _requires_met(scanner, h)]
-    # A catch-all (fallback) signature stays silent where a specific one explains the same block.
-    explained_blocks = {id(h.block) for h in hits if h.block is not None and not h.rule.fallback}
-    hits = [h for h in hits if not (h.rule.fallback and h.block is not None and id(h.block) in explained_blocks)]
+    # A catch-all (fallback) signature stays silent where a specific one explains the same block:
+    # a hit inside it, or right after it on the same stream (torchrun prints its ChildFailedError
+    # summary just below the traceback).
+    specific = [h for h in hits if not h.rule.fallback]
+
+    def explained(block: TracebackBlock) -> bool:
+        return any(
+            h.block is block or (h.stream == block.stream and block.start <= h.line <= block.end + FALLBACK_REACH)
+            for h in specific
+        )
+
+    hits = [h for h in hits if not (h.rule.fallback and h.block is not None and explained(h.block))]
     merged: dict[tuple[str, str, int | None], Finding] = {}
     order: list[tuple[str, str, int | None]] = []
     for hit in hits:
@@ -78,6 +88,8 @@ def _finding_from_hit(hit: Hit) -> Finding:
             facts.setdefault("exception_type", block.exception_type)
         if block.exception_message is not None:
             facts.setdefault("exception_message", block.exception_message)
+        if block.collective:
+            facts.setdefault("collective", block.collective)
         lines = (block.start, max(block.end, hit.line))
         evidence = _block_evidence(block)
         if hit.text not in evidence:

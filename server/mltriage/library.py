@@ -149,10 +149,12 @@ class Library:
 
     @cached_property
     def prefilter(self) -> "Prefilter":
+        from mltriage.launcher import SECTION_TRIGGERS
         from mltriage.prefilter import make_prefilter
         from mltriage.scanner import CHAIN_MARKERS, TRACEBACK_HEADER
 
-        return make_prefilter([*self.trigger_index, TRACEBACK_HEADER, *CHAIN_MARKERS], cache_dir())
+        builtin = [TRACEBACK_HEADER, *CHAIN_MARKERS, *SECTION_TRIGGERS]
+        return make_prefilter([*self.trigger_index, *builtin], cache_dir())
 
     @cached_property
     def trigger_index(self) -> dict[str, list[Rule]]:

@@ -118,6 +118,7 @@ class Diagnosis:
     bytes_read: int = 0
     warnings: list[str] = field(default_factory=list)
     probe: dict[str, Any] | None = None
+    launcher: list[dict[str, Any]] = field(default_factory=list)  # torchrun's per-worker failure entries
 
     @property
     def status(self) -> str:
@@ -148,6 +149,7 @@ class Diagnosis:
                 "lines": self.lines_read,
                 "bytes": self.bytes_read,
             },
+            "launcher": list(self.launcher),
             "warnings": list(self.warnings),
             "probe": self.probe,
         }

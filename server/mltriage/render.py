@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mltriage import __version__
 from mltriage.model import Diagnosis, Finding
-from mltriage.triage import _ranks_text
+from mltriage.triage import ranks_text as _ranks_text
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36", "magenta": "35"}
 

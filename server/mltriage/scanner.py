@@ -13,6 +13,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
+from mltriage.launcher import TorchrunSummary, WorkerFailure, section_for
 from mltriage.library import MATCH_TIMEOUT_S, Library, Rule
 from mltriage.prefixes import LineContext, parse_prefixes
 from mltriage.reader import Source, clean_line
@@ -28,6 +29,15 @@ MAX_TRACEBACK_LINES = 20_000  # a "traceback" that never closes was not one
 MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)
 MAX_REQUIRE_EVIDENCE = 4_096
 
+_COLLECTIVE_FRAME = re.compile(
+    r'torch/distributed/[^"]*", line \d+, in (all_reduce|barrier|monitored_barrier|broadcast|all_gather|'
+    r"all_gather_into_tensor|all_gather_object|reduce_scatter|reduce_scatter_tensor|all_to_all|all_to_all_single|"
+    r"reduce|gather|scatter|send|recv|isend|irecv|broadcast_object_list|batch_isend_irecv)\b"
+)
+# Which ranks a log holds at all, sampled from launcher tags at the head of each block: a rank that
+# printed only healthy lines is still a rank (and, in a hang, often the culprit).
+_RANK_TAG = re.compile(rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
+RANK_SAMPLE_BYTES = 256 * 1024
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
 
 StreamKey = tuple[str, int | None]
@@ -42,6 +52,7 @@ class TracebackBlock:
     tail: deque = field(default_factory=lambda: deque(maxlen=6))
     exception_type: str | None = None
     exception_message: str | None = None
+    collective: str | None = None  # the torch.distributed call the stack was in, if any
     closed: bool = False
     chain_pending: bool = False
 
@@ -72,6 +83,8 @@ class Scanner:
         self.dropped_hits = 0
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
         self.blocks: list[TracebackBlock] = []
+        self.worker_failures: list[tuple[str, WorkerFailure]] = []  # (source, entry) from torchrun summaries
+        self.ranks_seen: set[int] = set()
         self.lines_read = 0
         self.bytes_read = 0
         self.timeouts = 0
@@ -84,12 +97,16 @@ class Scanner:
         self.open_blocks: dict[StreamKey, TracebackBlock] = {}
         self.last_closed: dict[StreamKey, TracebackBlock] = {}
         self.last_time: dict[StreamKey, float] = {}
+        self.summary: TorchrunSummary | None = None
         self._ended_without_newline = False
 
     def begin(self, source: Source) -> None:
         self._reset_source(source)
+        if source.rank is not None:
+            self.ranks_seen.add(source.rank)
 
     def end(self) -> None:
+        self._close_summary()
         if self._ended_without_newline:
             self.line_no += 1
         self.lines_read += self.line_no
@@ -103,6 +120,8 @@ class Scanner:
         self.bytes_read += len(block)
         size = len(block)
         starts = self._prefilter.starts(block)
+        if len(self.ranks_seen) < 100_000:
+            self.ranks_seen.update(int(r) for r in _RANK_TAG.findall(block, 0, RANK_SAMPLE_BYTES))
         n_starts = len(starts)
         i = 0  # next trigger occurrence not yet behind us
         pos = 0
@@ -111,7 +130,7 @@ class Scanner:
         while pos < size:
             while i < n_starts and starts[i] < pos:
                 i += 1
-            if self.open_blocks:
+            if self.open_blocks or self.summary is not None:
                 end = block.find(b"\n", pos)
                 end = size if end == -1 else end
                 base += block.count(b"\n", counted, pos)
@@ -154,18 +173,53 @@ class Scanner:
         ctx = parse_prefixes(text)
         stream = self._stream(ctx)
         message = ctx.message
+        section = section_for(message)
+        if section is not None:
+            self._close_summary()
+            self.summary = TorchrunSummary(section=section, start=line_no)
+            return
         if message.lstrip().startswith(TRACEBACK_HEADER):
             self._open_traceback(stream, line_no, text)
         self._match(text, ctx, stream, line_no)
 
+    def _close_summary(self) -> None:
+        if self.summary is not None:
+            self.worker_failures.extend((self.source.name, e) for e in self.summary.entries)
+            del self.worker_failures[100_000:]
+            self.summary = None
+
+    def _summary_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
+        text, _ = self._line_text(block, start, end, start)
+        ctx = parse_prefixes(text)
+        section = section_for(ctx.message)
+        if section is not None:
+            self._close_summary()
+            self.summary = TorchrunSummary(section=section, start=line_no)
+            return
+        summary = self.summary
+        if not summary.feed(text, line_no):
+            self._close_summary()
+            if has_trigger:
+                self._fast_line(block, start, end, line_no, start)
+            return
+        if has_trigger and summary.entries and summary.entries[-1].rank is not None:
+            # A worker's traceback quoted in the summary speaks for that worker's rank.
+            self._match(text, ctx, (self.source.name, summary.entries[-1].rank), line_no)
+
     def _slow_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
+        if self.summary is not None:
+            self._summary_line(block, start, end, line_no, has_trigger)
+            return
         raw = block[start:end]
         if not has_trigger and raw[:1] in (b" ", b"\t"):
             # An unprefixed frame or source line: it can only extend the source's own traceback.
             own = self.open_blocks.get((self.source.name, self.source.rank))
             if own is not None:
                 own.end = line_no
-                own.tail.append(clean_line(raw[:2048]))
+                line = clean_line(raw[:2048])
+                own.tail.append(line)
+                if b"torch/distributed/" in raw:
+                    self._note_collective(own, line)
             return
         text, _ = self._line_text(block, start, end, start)
         ctx = parse_prefixes(text)
@@ -180,6 +234,8 @@ class Scanner:
             if not message.strip() or message[0] in " \t":
                 open_block.end = line_no
                 open_block.tail.append(text[:2048])
+                if "torch/distributed/" in message:
+                    self._note_collective(open_block, message)
             elif message.lstrip().startswith(CHAIN_MARKERS):
                 open_block.end = line_no
                 open_block.chain_pending = True
@@ -207,6 +263,12 @@ class Scanner:
         block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=text[:2048])
         self.blocks.append(block)
         self.open_blocks[stream] = block
+
+    @staticmethod
+    def _note_collective(block: TracebackBlock, frame: str) -> None:
+        m = _COLLECTIVE_FRAME.search(frame)
+        if m:
+            block.collective = m.group(1)
 
     def _close_traceback(self, block: TracebackBlock, line_no: int, text: str, message: str) -> None:
         block.end = line_no

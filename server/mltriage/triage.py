@@ -1,17 +1,36 @@
 """Multi-rank triage: which rank broke first, and which only fell over after it.
 
-Evidence, strongest first: a rank's own root-cause failure (OOM, device assert, Python
-exception, Xid); collective sequence numbers (the rank that never entered the collective the
-others timed out in); launcher exit codes and signals; timestamps last. Each rank gets a role
-(initiator / collateral / healthy / unknown) and the diagnosis an explanation in words.
+The loudest, last or most numerous errors are usually victims, so the initiator is chosen from
+evidence, strongest first:
+
+1. a rank's own root-cause failure (OOM, device assert, Xid, a Python exception) that only it,
+   or a minority of ranks, reported;
+2. the odd one out: where many ranks report the same collective failure, the one whose
+   collective (op, shape, sequence number, call site) differs from everyone else's;
+3. the silent rank: in a hang, the one rank that never reported the collective the others timed
+   out in (it never entered it), or whose last completed collective lags behind;
+4. launcher evidence: the worker torchrun saw die on its own (a signal such as SIGKILL, or its own
+   exit code) rather than one it stopped with SIGTERM afterwards;
+5. timestamps, last: the earliest error across ranks (clocks of different hosts may be skewed).
+
+Each rank gets a role (initiator / collateral / healthy / unknown); the diagnosis gets the chain
+of evidence in words, a crash-or-hang and a compute-or-communication classification.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mltriage.launcher import WorkerFailure
 from mltriage.model import Diagnosis, Finding, RankRole
 
 _COMPUTE_CATEGORIES = {"memory", "kernel", "hardware", "program", "numerics", "data", "driver", "correctness"}
-_HANG_WORDS = ("timeout", "timed-out", "hang", "watchdog", "stuck")
+_HANG_WORDS = ("timeout", "timed-out", "timed out", "hang", "watchdog", "stuck")
+_SELF_INFLICTED_SIGNALS = {"SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"}
+# Facts that identify which collective a rank was in; a rank that differs is the odd one out.
+_COLLECTIVE_FACTS = ("collective", "op_type", "shape", "numel_in", "seq")
 
 
 def _fact_int(finding: Finding, *names: str) -> int | None:
@@ -22,7 +41,7 @@ def _fact_int(finding: Finding, *names: str) -> int | None:
     return None
 
 
-def _ranks_text(ranks: list[int]) -> str:
+def ranks_text(ranks) -> str:
     """[0,1,2,4,5] -> '0–2, 4–5'"""
     ranks = sorted(set(ranks))
     parts: list[str] = []
@@ -40,6 +59,13 @@ def _ranks_text(ranks: list[int]) -> str:
     return ", ".join(parts)
 
 
+_ranks_text = ranks_text  # kept for the renderer
+
+
+def _clock(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S")
+
+
 def _is_error(f: Finding) -> bool:
     return f.severity in ("critical", "error")
 
@@ -53,61 +79,213 @@ def _looks_hang(f: Finding) -> bool:
     return any(word in text for word in _HANG_WORDS)
 
 
-def triage(d: Diagnosis) -> None:
+def _where(f: Finding) -> str:
+    where = f"{Path(f.source).name}:{f.line}"
+    if f.timestamp is not None:
+        where += f", {_clock(f.timestamp)}"
+    return where
+
+
+def triage(d: Diagnosis, worker_failures: list[WorkerFailure] | None = None, ranks_seen: set[int] | None = None) -> None:
+    worker_failures = worker_failures or []
+    d.launcher = [w.to_json() for w in worker_failures]
+    _attribute_ranks_by_pid(d.findings, worker_failures)
     errors = [f for f in d.findings if _is_error(f)]
-    all_ranks = sorted({f.rank for f in d.findings if f.rank is not None} | _ranks_from_facts(d.findings))
-    root = d.root_cause
-    chain: list[str] = []
-    initiator: int | None = None
-    host: str | None = None
+    all_ranks = sorted(
+        {f.rank for f in d.findings if f.rank is not None}
+        | set(ranks_seen or ())
+        | {w.rank for w in worker_failures if w.rank is not None}
+        | _ranks_from_facts(d.findings)
+    )
 
-    if root is not None and root.role == "root-cause":
-        initiator, host = root.rank, root.host
-        where = f" at line {root.line}" if root.line else ""
-        chain.append(f"rank {initiator} {root.title}{where}" if initiator is not None else f"{root.title}{where}")
-    else:
-        initiator, reason = _initiator_from_sequence_numbers(errors, all_ranks)
-        if initiator is not None:
-            chain.append(reason)
-    # Launcher summaries name the failed rank even when its own output is missing.
-    if initiator is None:
-        launcher = next((f for f in errors if _fact_int(f, "failed_rank", "global_rank") is not None), None)
-        if launcher is not None:
-            initiator = _fact_int(launcher, "failed_rank", "global_rank")
-            chain.append(f"the launcher reports rank {initiator} failed first ({launcher.title}, line {launcher.line})")
+    initiator, reason, finding, domain = None, "", None, None
+    for rule, domain_hint in _RULES:
+        initiator, reason, finding = rule(errors, all_ranks, worker_failures)
+        if initiator is not None or reason:
+            domain = domain_hint
+            break
+    if finding is not None:
+        _promote(d, finding)
 
-    collateral_ranks = sorted({f.rank for f in errors if f.rank is not None and f.rank != initiator})
-    if collateral_ranks:
-        kinds = sorted({f.title for f in errors if f.rank in collateral_ranks})
-        seqs = sorted({s for f in errors if f.rank in collateral_ranks and (s := _seq(f)) is not None})
+    chain = [reason] if reason else []
+    collateral = sorted({f.rank for f in errors if f.rank is not None and f.rank != initiator})
+    if collateral:
+        kinds = list(dict.fromkeys(f.title for f in errors if f.rank in collateral))
+        seqs = sorted({s for f in errors if f.rank in collateral and (s := _seq(f)) is not None})
         seq_text = f" (collective SeqNum {', '.join(map(str, seqs))})" if seqs else ""
-        label = "ranks" if len(collateral_ranks) > 1 else "rank"
-        chain.append(f"{label} {_ranks_text(collateral_ranks)} then reported {'; '.join(kinds[:3])}{seq_text}")
+        label = "ranks" if len(collateral) > 1 else "rank"
+        after = " after it" if initiator is not None else ""
+        chain.append(f"{label} {ranks_text(collateral)} only fell over{after}: {'; '.join(kinds[:3])}{seq_text}")
+    stopped = sorted({w.rank for w in worker_failures if w.killed_by_agent and w.rank is not None and w.rank != initiator})
+    if stopped:
+        chain.append(f"torchrun then stopped rank{'s' if len(stopped) > 1 else ''} {ranks_text(stopped)} with SIGTERM")
 
     d.initiating_rank = initiator
-    d.initiating_host = host
+    d.initiating_host = _host_of(initiator, d.findings, worker_failures)
     d.explanation = "; ".join(chain)
-    d.ranks = _rank_roles(d.findings, all_ranks, initiator)
+    d.ranks = _rank_roles(d.findings, all_ranks, initiator, worker_failures)
     if errors:
-        d.failure_kind = "hang" if (root is None or root.role != "root-cause") and any(_looks_hang(f) for f in errors) else (
-            "hang" if root is not None and _looks_hang(root) else "crash"
-        )
-        primary = root or errors[0]
-        d.failure_domain = "compute" if primary.category in _COMPUTE_CATEGORIES and primary.role == "root-cause" else "communication"
+        root = d.root_cause
+        hang = any(_looks_hang(f) for f in errors) and (root is None or root.role != "root-cause" or _looks_hang(root))
+        d.failure_kind = "hang" if hang else "crash"
+        primary = finding or root or errors[0]
+        if domain is None:
+            compute = primary.role == "root-cause" and primary.category in _COMPUTE_CATEGORIES
+            domain = "compute" if compute else "communication"
+        d.failure_domain = domain
     d.timeline = [
-        {
-            "rank": f.rank,
-            "line": f.line,
-            "source": f.source,
-            "timestamp": f.timestamp,
-            "signature": f.signature,
-            "role": f.role,
-        }
-        for f in sorted(
-            (f for f in d.findings if _is_error(f)),
-            key=lambda f: (f.timestamp if f.timestamp is not None else float("inf"), f.source, f.line),
-        )
+        {"rank": f.rank, "line": f.line, "source": f.source, "timestamp": f.timestamp, "signature": f.signature, "role": f.role}
+        for f in sorted(errors, key=lambda f: (f.timestamp if f.timestamp is not None else float("inf"), f.source, f.line))
     ][:200]
+
+
+# -- evidence rules: each returns (rank or None, reason, the finding to put first or None) -----------
+
+
+def _own_root_cause(errors, all_ranks, workers):
+    roots = [f for f in errors if f.role == "root-cause" and not _is_launcher(f)]
+    if not roots:
+        return None, "", None
+    first = roots[0]  # findings arrive ordered: earliest root cause first
+    same = {f.rank for f in roots if f.signature == first.signature}
+    if first.rank is None:
+        if len(all_ranks) <= 1 or not any(f.rank is not None for f in roots):
+            return None, f"{first.title} ({_where(first)})", first
+        first = next(f for f in roots if f.rank is not None)
+        same = {f.rank for f in roots if f.signature == first.signature}
+    if len(same) > 1 and len(same) * 2 >= max(len(all_ranks), 2):
+        return None, "", None  # a failure most ranks share says nothing about who started it
+    host = f" on {first.host}" if first.host else ""
+    return first.rank, f"rank {first.rank}{host} failed first with its own error: {first.title} ({_where(first)})", first
+
+
+def _odd_one_out(errors, all_ranks, workers):
+    by_signature: dict[str, list[Finding]] = {}
+    for f in errors:
+        if f.rank is not None and not _is_launcher(f):
+            by_signature.setdefault(f.signature, []).append(f)
+    for signature, group in by_signature.items():
+        for fact in _COLLECTIVE_FACTS:
+            per_rank: dict[int, Finding] = {}
+            for f in group:
+                if f.facts.get(fact):
+                    per_rank.setdefault(f.rank, f)
+            if len(per_rank) < 3:
+                continue
+            values = {r: f.facts[fact] for r, f in per_rank.items()}
+            (common, n_common), *_ = Counter(values.values()).most_common()
+            odd = [r for r, v in values.items() if v != common]
+            if len(odd) == 1 and n_common >= 2:
+                rank = odd[0]
+                f = per_rank[rank]
+                others = sorted(r for r, v in values.items() if v == common)
+                label = fact.replace("_", " ")
+                return rank, (
+                    f"rank {rank} was the odd one out: its {label} was {values[rank]} while ranks {ranks_text(others)} "
+                    f"had {common} ({f.title}, {_where(f)})"
+                ), f
+    return None, "", None
+
+
+def _silent_rank(errors, all_ranks, workers):
+    own = [f for f in errors if f.rank is not None and not _is_launcher(f)]
+    hang_reporters = {f.rank for f in own if _looks_hang(f) or _seq(f) is not None}
+    if not hang_reporters:
+        return None, "", None
+    reporters = {f.rank for f in own}
+    silent = [r for r in all_ranks if r not in reporters]
+    if len(silent) == 1 and len(all_ranks) >= 2:
+        seqs = sorted({s for f in errors if (s := _seq(f)) is not None})
+        seq_text = f" (SeqNum {', '.join(map(str, seqs))})" if seqs else ""
+        return silent[0], (
+            f"rank {silent[0]} never reported the collective that ranks {ranks_text(sorted(reporters))} timed out or failed in"
+            f"{seq_text}: it most likely never entered it (stuck in compute, dead, or in another code path)"
+        ), None
+    completed = {f.rank: v for f in errors if f.rank is not None and (v := _fact_int(f, "last_completed")) is not None}
+    if len(completed) >= 2:
+        low = min(completed.values())
+        laggards = [r for r, v in completed.items() if v == low]
+        if len(laggards) == 1 and low < max(completed.values()):
+            rank = laggards[0]
+            return rank, f"rank {rank} completed collectives only up to SeqNum {low}, behind every other rank", None
+    return None, "", None
+
+
+def _launcher_evidence(errors, all_ranks, workers):
+    own = [w for w in workers if w.rank is not None and not w.killed_by_agent]
+    if not own:
+        return None, "", None
+    signalled = [w for w in own if w.signal in _SELF_INFLICTED_SIGNALS]
+    pick = signalled or own
+    ranks = sorted({w.rank for w in pick})
+    if len(ranks) != 1:
+        return None, "", None
+    w = next(w for w in pick if w.rank == ranks[0])
+    how = f"was killed by {w.signal}" if w.signal else f"exited with code {w.exitcode}"
+    who = "SIGKILL usually means the kernel OOM killer or a scheduler" if w.signal == "SIGKILL" else "on its own"
+    stopped = sorted({x.rank for x in workers if x.killed_by_agent and x.rank is not None})
+    tail = f", while torchrun stopped ranks {ranks_text(stopped)} with SIGTERM afterwards" if stopped else ""
+    return w.rank, f"torchrun's failure list shows rank {w.rank} {how} ({who}; line {w.line}){tail}", None
+
+
+def _earliest_error(errors, all_ranks, workers):
+    # A collateral error says "another rank failed": its time never makes its rank the initiator.
+    stamped = [f for f in errors if f.rank is not None and f.timestamp is not None and f.role != "collateral"]
+    if len({f.rank for f in stamped}) < 2:
+        return None, "", None
+    first = min(stamped, key=lambda f: f.timestamp)
+    return first.rank, f"rank {first.rank} logged the earliest error ({first.title}, {_where(first)}); timestamps only, weak evidence", first
+
+
+# Each rule with the failure domain its evidence implies (None: from the finding's category).
+_RULES = (
+    (_own_root_cause, None),
+    (_odd_one_out, "communication"),  # ranks disagreed about which collective to run
+    (_silent_rank, "compute"),  # the culprit was somewhere other than the collective
+    (_launcher_evidence, "compute"),  # a worker died on its own
+    (_earliest_error, None),
+)
+
+
+def _is_launcher(f: Finding) -> bool:
+    """Lines the launcher prints about a worker are not that worker's own words."""
+    return f.signature.startswith("torchrun-")
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure]) -> None:
+    """Launcher lines name a worker by pid; torchrun's failure list maps that pid to its rank."""
+    pid_rank = {w.pid: w.rank for w in workers if w.pid is not None and w.rank is not None}
+    for f in findings:
+        if f.rank is None and (pid := _fact_int(f, "pid")) is not None and pid in pid_rank:
+            f.rank = pid_rank[pid]
+            f.ranks = [f.rank]
+            f.facts.setdefault("rank", str(f.rank))
+
+
+def _promote(d: Diagnosis, finding: Finding) -> None:
+    """Put the initiator's own finding first; every other error becomes its consequence."""
+    if finding not in d.findings:
+        return
+    d.findings.remove(finding)
+    d.findings.insert(0, finding)
+    for other in d.findings[1:]:
+        other.caused_by = 0 if _is_error(other) else other.caused_by
+    finding.caused_by = None
+
+
+def _host_of(rank, findings, workers) -> str | None:
+    if rank is None:
+        return None
+    for f in findings:
+        if f.rank == rank and f.host:
+            return f.host
+    for w in workers:
+        if w.rank == rank and w.host:
+            return w.host
+    return None
 
 
 def _ranks_from_facts(findings: list[Finding]) -> set[int]:
@@ -119,43 +297,29 @@ def _ranks_from_facts(findings: list[Finding]) -> set[int]:
     return out
 
 
-def _initiator_from_sequence_numbers(errors: list[Finding], all_ranks: list[int]) -> tuple[int | None, str]:
-    """With only collateral timeouts, the rank that did not time out in the stuck collective is the
-    likeliest culprit: it never entered it (stuck in compute, dead, or in another collective)."""
-    timed_out = {f.rank for f in errors if f.rank is not None and _seq(f) is not None}
-    if not timed_out:
-        return None, ""
-    silent = [r for r in all_ranks if r not in timed_out]
-    if len(silent) == 1:
-        seqs = sorted({_seq(f) for f in errors if _seq(f) is not None})
-        return silent[0], (
-            f"rank {silent[0]} never reported the collective that ranks {_ranks_text(sorted(timed_out))} "
-            f"timed out in (SeqNum {', '.join(map(str, seqs))}): it most likely never entered it"
-        )
-    # Otherwise: the lowest last-completed sequence number lags behind everyone else.
-    completed = {f.rank: v for f in errors if f.rank is not None and (v := _fact_int(f, "last_completed")) is not None}
-    if len(completed) >= 2:
-        low = min(completed.values())
-        laggards = [r for r, v in completed.items() if v == low]
-        if len(laggards) == 1 and low < max(completed.values()):
-            return laggards[0], f"rank {laggards[0]} completed only up to collective {low}, behind all others"
-    return None, ""
-
-
-def _rank_roles(findings: list[Finding], all_ranks: list[int], initiator: int | None) -> list[RankRole]:
+def _rank_roles(findings, all_ranks, initiator, workers) -> list[RankRole]:
+    stopped = {w.rank for w in workers if w.killed_by_agent}
+    by_rank: dict[int, list[Finding]] = {}
+    for f in findings:
+        if f.rank is not None:
+            by_rank.setdefault(f.rank, []).append(f)
     roles: list[RankRole] = []
     for rank in all_ranks:
-        own = [f for f in findings if f.rank == rank]
+        own = by_rank.get(rank, [])
         own_errors = [f for f in own if _is_error(f)]
         first = min(own_errors, key=lambda f: (f.timestamp or float("inf"), f.line), default=None)
         if rank == initiator:
-            role, why = "initiator", f"its own failure: {first.title}" if first else "named by collective evidence"
+            role = "initiator"
+            why = f"its own failure: {first.title}" if first else "named by the evidence above"
         elif own_errors:
-            role, why = "collateral", f"reported {first.title} after the initiator failed" if initiator is not None else first.title
-        elif own:
-            role, why = "healthy", "no error-level finding"
+            role = "collateral"
+            why = f"reported {first.title}" + (" after the initiator failed" if initiator is not None else "")
+        elif rank in stopped:
+            role, why = "collateral", "stopped by torchrun with SIGTERM after another worker failed"
+        elif initiator is not None:
+            role, why = "healthy", "no error of its own"
         else:
-            role, why = "unknown", "no lines from this rank"
+            role, why = "unknown", "no error of its own, and no initiator identified"
         roles.append(
             RankRole(
                 rank=rank,

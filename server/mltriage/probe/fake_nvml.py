@@ -74,7 +74,10 @@ class FakeNvml:
 
     def nvmlDeviceGetP2PStatus(self, h1: int, h2: int, index: int) -> int:
         name = {0: "read", 1: "write", 2: "nvlink", 3: "atomics"}.get(index, str(index))
-        value = self.spec.get("p2p", {}).get(f"{h1},{h2},{name}", 0)
+        linked = any(sorted((h1, h2)) == sorted(int(x) for x in k.split(","))
+                     for k in self.spec.get("nvlinks", {}))
+        default = 5 if name == "nvlink" and not linked else 0  # NVLINK is OK only over NVLink
+        value = self.spec.get("p2p", {}).get(f"{h1},{h2},{name}", default)
         if value == "TypeError":
             # What nvidia-ml-py 13.615 raised on the real 2xH200 host for the READ index.
             raise TypeError("argument 3: TypeError: Don't know how to convert parameter 3")

@@ -125,25 +125,21 @@ def _fill(nvml: Any, inv: dict[str, Any]) -> None:
     inv["errors"] = errors
 
 
-UNRESOLVED = "ffffffff:ff:ff.0"  # remote PCI info of an NVLink as a VM (Firecracker 2xH200) reports it
-
-
 def _attribute_unresolved_links(inv: dict[str, Any]) -> None:
-    """Give NVLinks whose remote end NVML cannot name to the only NVLink-capable peer.
+    """Name the link of NVLink peers whose links do not end at the peer's own bus id.
 
-    In the 2xH200 microVM every link's remote bus id reads ffffffff:ff:ff.0 while
-    ``nvidia-smi topo -m`` says NV18; the P2P NVLINK capability still names the peer. With a
-    single such peer the links must be its; with several the count stays unknown ("NVL").
+    In the 2xH200 microVM every link's remote bus id reads ffffffff:ff:ff.0, and on NVSwitch
+    systems links end at a switch; either way ``nvidia-smi topo -m`` prints NV<links> and the
+    P2P NVLINK capability still says which pairs talk over NVLink. So: NV<links not ending at
+    a GPU> when the capability is OK, "NVL" if even that count is unknown.
     """
+    gpu_buses = {g["pci_bus_id"] for g in inv["gpus"]}
     for p in inv["pairs"]:
         if p["nvlinks"] or p["caps"].get("nvlink") != "OK":
             continue
-        unresolved = sum(1 for link in inv["gpus"][p["a"]]["nvlinks"] if link["remote"] == UNRESOLVED)
-        peers = [q for q in inv["pairs"] if q["a"] == p["a"] and q["caps"].get("nvlink") == "OK"]
-        if unresolved and len(peers) == 1:
-            p["nvlinks"], p["link"] = unresolved, f"NV{unresolved}"
-        else:
-            p["link"] = "NVL"  # NVLink-connected, link count unknown
+        elsewhere = sum(1 for link in inv["gpus"][p["a"]]["nvlinks"] if link["remote"] not in gpu_buses)
+        p["nvlinks"] = elsewhere
+        p["link"] = f"NV{elsewhere}" if elsewhere else "NVL"
 
 
 def _nvlinks(nvml: Any, handle: Any) -> list[dict[str, Any]]:

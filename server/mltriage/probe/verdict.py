@@ -137,7 +137,8 @@ def advice(pairs: list[PairResult], n_devices: int) -> dict[str, list[str]]:
     level = _safe_level(pairs, bad)
     if level:
         out["exports"].append(f"export NCCL_P2P_LEVEL={level}")
-        out["notes"].append(f"Only paths beyond {level} are bad: NCCL keeps P2P on the good links.")
+        out["notes"].append(f"Only paths beyond {level} are bad: NCCL_P2P_LEVEL={level} keeps P2P "
+                            "on the links verified good and routes the rest through host memory.")
     else:
         out["exports"].append("export NCCL_P2P_DISABLE=1")
     out["flags"].append("vllm serve ... --disable-custom-all-reduce")
@@ -156,14 +157,16 @@ def advice(pairs: list[PairResult], n_devices: int) -> dict[str, list[str]]:
 
 
 def _safe_level(pairs: list[PairResult], bad: list[PairResult]) -> str | None:
-    """The farthest NCCL_P2P_LEVEL that still excludes every bad pair, if any good pair remains."""
+    """The NCCL_P2P_LEVEL that keeps P2P exactly on the path types verified good, if one exists.
+
+    It must sit below the nearest bad path type; we stop at the farthest good one, so path types
+    this probe never saw stay off as well.
+    """
     bad_levels = [nccl_level(p.link) for p in bad]
     if None in bad_levels:
         return None
     nearest_bad = min(NCCL_LEVELS.index(x) for x in bad_levels)
-    if nearest_bad == 0:
-        return None
-    level = NCCL_LEVELS[nearest_bad - 1]
-    good = [p for p in pairs if p.verdict == OK and nccl_level(p.link) and
-            NCCL_LEVELS.index(nccl_level(p.link)) <= nearest_bad - 1]
-    return level if good else None
+    good = [NCCL_LEVELS.index(nccl_level(p.link)) for p in pairs
+            if p.verdict == OK and nccl_level(p.link)]
+    below = [g for g in good if g < nearest_bad]
+    return NCCL_LEVELS[max(below)] if below else None

@@ -10,7 +10,7 @@ import ctypes
 import time
 from typing import Any
 
-from .base import Backend, NoRuntime
+from .base import Backend, NoRuntime, first_difference
 
 CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33
 CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34
@@ -26,6 +26,7 @@ class CudaError(RuntimeError):
 class DevBuf:
     def __init__(self, dev: int, ptr: int, nbytes: int):
         self.dev, self.ptr, self.nbytes = dev, ptr, nbytes
+        self.host: bytes | None = None  # what was uploaded: the reference, no download needed
 
 
 class CtypesCudaBackend(Backend):
@@ -140,6 +141,12 @@ class CtypesCudaBackend(Backend):
         self._use(buf.dev)
         self._ck(self.lib.cuMemcpyHtoD_v2(ctypes.c_uint64(buf.ptr), data, ctypes.c_size_t(len(data))),
                  "cuMemcpyHtoD")
+        buf.host = bytes(data)
+
+    def first_mismatch(self, a: DevBuf, aoff: int, b: DevBuf, boff: int, n: int) -> int | None:
+        if b.host is None:
+            return super().first_mismatch(a, aoff, b, boff, n)
+        return first_difference(self.download(a, aoff, n), memoryview(b.host)[boff:boff + n])
 
     def download(self, buf: DevBuf, off: int, n: int) -> bytes:
         out = ctypes.create_string_buffer(n)

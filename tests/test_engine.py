@@ -1,0 +1,121 @@
+"""The engine on real traceback output and on hostile input."""
+
+from pathlib import Path
+
+import pytest
+
+from mltriage.engine import diagnose_bytes, diagnose_path, diagnose_text
+from mltriage.masking import mask_secrets
+from mltriage.prefixes import parse_prefixes
+from mltriage.reader import InputError, clean_line, iter_blocks
+
+DATA = Path(__file__).parent / "data"
+CHAINED = (DATA / "chained_exception.log").read_text()
+
+
+def test_chained_traceback_is_one_block_with_the_final_exception():
+    d = diagnose_text(CHAINED)
+    assert d.status == "failure"
+    top = d.findings[0]
+    assert top.signature == "python-unhandled-exception"
+    assert top.lines == (1, 16)
+    assert top.facts["exception_type"] == "RuntimeError"
+    assert top.facts["exception_message"] == "could not load the training config"
+    assert len([f for f in d.findings if f.signature == "python-unhandled-exception"]) == 1
+
+
+@pytest.mark.parametrize(
+    "line, rank, message",
+    [
+        ("[rank3]: RuntimeError: x", 3, "RuntimeError: x"),
+        ("[default5]:[rank5]:   File \"a.py\", line 1", 5, "  File \"a.py\", line 1"),
+        ("[Rank 2] loss scale", 2, "loss scale"),
+        ("7: Traceback (most recent call last):", 7, "Traceback (most recent call last):"),
+        ("[1,6]<stderr>:NCCL WARN x", 6, "NCCL WARN x"),
+        ("(VllmWorker rank=1 pid=4242) ERROR boom", 1, "ERROR boom"),
+        ("(RayWorkerWrapper pid=4242, ip=10.0.0.2) x", None, "x"),
+    ],
+)
+def test_launcher_prefixes_are_peeled(line, rank, message):
+    ctx = parse_prefixes(line)
+    assert ctx.rank == rank
+    assert ctx.message == message
+
+
+def test_nccl_prefix_gives_host_pid_device_and_iso_time():
+    ctx = parse_prefixes("2026-11-30 09:12:44,250 gpu-node-3:4242:4300 [1] NCCL INFO Bootstrap")
+    assert (ctx.host, ctx.pid, ctx.device) == ("gpu-node-3", 4242, 1)
+    assert ctx.clock == "wall" and ctx.timestamp is not None
+    assert ctx.message == "NCCL INFO Bootstrap"
+
+
+def test_clean_line_strips_ansi_cr_nul_and_bad_utf8():
+    raw = b"\x1b[31mloss 1.0\r\x1b[1mTraceback\x00 \xff(x)\x1b[0m"
+    assert clean_line(raw) == "Traceback \ufffd(x)"
+
+
+def test_crlf_ansi_and_invalid_utf8_log_still_diagnosed():
+    noisy = CHAINED.replace("\n", "\r\n").encode()
+    noisy = noisy.replace(b"RuntimeError:", b"\x1b[31mRuntimeError\x1b[0m:") + b"\xff\xfe\x00garbage\r\n"
+    d = diagnose_bytes(noisy)
+    assert d.findings[0].signature == "python-unhandled-exception"
+    assert d.findings[0].facts["exception_type"] == "RuntimeError"
+
+
+def test_ten_megabyte_line_is_handled_and_later_lines_keep_numbers(tmp_path):
+    log = tmp_path / "long.log"
+    log.write_bytes(b"x" * (10 * 1024 * 1024) + b"\n" + CHAINED.encode())
+    d = diagnose_path(log)
+    assert d.findings[0].signature == "python-unhandled-exception"
+    assert d.findings[0].lines == (2, 17)
+
+
+def test_blocks_cut_at_line_ends_and_split_monster_lines():
+    import io
+
+    data = b"a" * 10 + b"\n" + b"b" * 50 + b"\n" + b"c" * 5
+    blocks = list(iter_blocks(io.BytesIO(data), block_size=16))
+    assert b"".join(blocks) == data
+    assert all(b.endswith(b"\n") or len(b) >= 16 or b is blocks[-1] for b in blocks)
+
+
+def test_binary_file_is_refused_with_a_reason(tmp_path):
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(bytes(range(256)) * 400)
+    with pytest.raises(InputError, match="binary"):
+        diagnose_path(binary)
+
+
+def test_directory_skips_binaries_and_reads_logs(tmp_path):
+    (tmp_path / "rank_0.log").write_text("step 1 loss 2.0\n")
+    (tmp_path / "rank_1.log").write_text(CHAINED)
+    (tmp_path / "ckpt.pt").write_bytes(b"PK\x03\x04" + bytes(range(256)) * 100)
+    d = diagnose_path(tmp_path)
+    assert d.findings[0].rank == 1
+    assert d.initiating_rank == 1
+    assert [s["name"] for s in d.skipped] == ["ckpt.pt"]
+
+
+def test_secrets_are_masked_in_evidence_and_facts():
+    token = "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ3"
+    text = CHAINED.replace("could not load the training config", f"bad token {token}")
+    d = diagnose_text(text)
+    dumped = str(d.to_json())
+    assert token not in dumped
+    assert "****" in d.findings[0].facts["exception_message"]
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["AKIAIOSFODNN7EXAMPLE", "WANDB_API_KEY=0123456789abcdef0123", "https://user:s3cr3tpass@host/x", "Bearer abcdefghijklmnop1234"],
+)
+def test_mask_secrets_patterns(secret):
+    masked = mask_secrets(f"env {secret} end")
+    assert "****" in masked
+    assert "s3cr3tpass" not in masked and "0123456789abcdef0123" not in masked
+
+
+def test_healthy_text_has_no_findings():
+    d = diagnose_text("step 1 loss=2.3\nstep 2 loss=2.1\nTraining completed.\n")
+    assert d.status == "healthy"
+    assert d.findings == []
