@@ -14,22 +14,3 @@ def _private_cache(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.getbasetemp() / "mltriage-cache"
     monkeypatch.setenv("MLTRIAGE_CACHE_DIR", str(cache))
     yield
-
-
-def run_cli(*args, input=None, env=None, cwd=None, timeout=120):
-    """Run the real `mltriage` entry point as a subprocess."""
-    import subprocess
-
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = str(ROOT / "server")
-    full_env.pop("FORCE_COLOR", None)
-    if env:
-        full_env.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "mltriage", *args],
-        input=input,
-        capture_output=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=timeout,
-    )

@@ -26,8 +26,11 @@ summary() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('
   python3 bench/probe/reference_copy.py 0 1 > $OUT/reference.json; python3 bench/probe/reference_copy.py 1 0 >> $OUT/reference.json
   cat $OUT/reference.json
   echo "== verify commands from the advice: NCCL channels with and without NCCL_P2P_DISABLE=1"
-  NCCL_DEBUG=INFO torchrun --nproc_per_node=2 bench/probe/nccl_verify.py 2>&1 | grep -E 'via (P2P|SHM)|all_reduce' | sort | uniq -c | head
-  NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO torchrun --nproc_per_node=2 bench/probe/nccl_verify.py 2>&1 | grep -E 'via (P2P|SHM)|all_reduce' | sort | uniq -c | head
+  for env in "" "NCCL_P2P_DISABLE=1"; do
+    echo "\$ $env NCCL_DEBUG=INFO torchrun --nproc_per_node=2 bench/probe/nccl_verify.py 2>&1 | grep -E 'via (P2P|SHM)'"
+    env $env NCCL_DEBUG=INFO torchrun --nproc_per_node=2 bench/probe/nccl_verify.py > /tmp/nccl.log 2>&1
+    grep -E 'via (P2P|SHM)' /tmp/nccl.log | head -2; grep -oE 'via (P2P|SHM)[^ ]*' /tmp/nccl.log | sort | uniq -c; grep all_reduce /tmp/nccl.log
+  done
   echo "== the probe's own tests on this machine"
   python3 -m pytest tests/probe -q -p no:cacheprovider 2>&1 | tail -3
 } > $OUT/log.txt 2>&1

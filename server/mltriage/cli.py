@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"mltriage: error: {message}\n")
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(with_probe: bool = True) -> argparse.ArgumentParser:
     parser = _Parser(prog="mltriage", description="A local doctor for failed ML training and inference runs.")
     parser.add_argument("--version", action="version", version=f"mltriage {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -49,17 +49,16 @@ def _build_parser() -> argparse.ArgumentParser:
     sigs_sub.add_parser("schema", help="print the signature JSON Schema")
 
     probe = sub.add_parser("probe", help="probe local GPU peer-to-peer: supported, correct, fast")
-    try:
+    if with_probe:  # importing the probe costs start-up time that `diagnose` should not pay
         from mltriage.probe import cli as probe_cli
 
         probe_cli.add_arguments(probe)
-    except ImportError:
-        pass
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _build_parser(with_probe="probe" in argv or "-h" in argv or "--help" in argv)
     args = parser.parse_args(argv)
     try:
         if args.command == "diagnose":

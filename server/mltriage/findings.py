@@ -13,9 +13,8 @@ from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.masking import mask_secrets
-from mltriage.model import Finding, Fix
+from mltriage.model import SEVERITY_ORDER, Finding, Fix
 from mltriage.scanner import Hit, Scanner, TracebackBlock
-from mltriage.schema import SEVERITY_ORDER
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
 _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "mltriage.diagnosis/v1"
+SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info": 0}
 
 
 @dataclass

@@ -47,7 +47,7 @@ Severity = Literal["critical", "error", "warning", "info"]
 Role = Literal["root-cause", "collateral", "context"]
 Status = Literal["stable", "test", "experimental"]
 
-SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info": 0}
+from mltriage.model import SEVERITY_ORDER  # noqa: E402,F401  (one definition, shared)
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")

@@ -1,9 +1,9 @@
-"""A CuPy RawKernel writes through a wild pointer: cudaErrorIllegalAddress at the next sync."""
+"""A CuPy RawKernel writes through an aligned wild pointer: cudaErrorIllegalAddress."""
 import cupy as cp
 
 kernel = cp.RawKernel(r'''
 extern "C" __global__ void wild_write(int *unused) {
-    int *p = (int *)0xdead0000beef;
+    int *p = (int *)0x7ead00000000;
     *p = 42;
 }''', "wild_write")
 buf = cp.zeros(1, dtype=cp.int32)

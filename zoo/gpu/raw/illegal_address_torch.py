@@ -1,10 +1,10 @@
-"""The same wild-pointer kernel launched on PyTorch's stream, so PyTorch reports the illegal address."""
+"""The aligned wild-pointer kernel launched on PyTorch's stream, so PyTorch reports the error."""
 import cupy as cp
 import torch
 
 kernel = cp.RawKernel(r'''
 extern "C" __global__ void wild_write(int *unused) {
-    int *p = (int *)0xdead0000beef;
+    int *p = (int *)0x7ead00000000;
     *p = 42;
 }''', "wild_write")
 x = torch.zeros(1024, device="cuda:0")

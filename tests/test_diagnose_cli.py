@@ -4,7 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import ROOT, run_cli
+from cli_runner import ROOT, run_cli
 
 CHAINED = Path(__file__).parent / "data" / "chained_exception.log"
 

@@ -1,0 +1,2 @@
+NCCL_DEBUG=VERSION torchrun --standalone --nproc-per-node 2 --tee 3 zoo/gpu/raw/nccl_allreduce.py
+# exit_code=0 wall_s=13.046 host=nvidia-h200-x2 torch=2.11.0+cu130

@@ -1,0 +1,2 @@
+nvidia-smi -q
+# exit_code=0 wall_s=0.198 host=nvidia-h200-x2 torch=2.11.0+cu130
