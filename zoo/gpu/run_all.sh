@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records the GPU half of the zoo and corpus on the nvidia-h200-x2 device machine.
-#   bash zoo/gpu/run_all.sh quick|full     (from the repo root; $OUT is where results go back)
+#   bash zoo/gpu/run_all.sh quick|full|extra     (from the repo root; $OUT is where results go back)
 # Every output lands at its final repo path (zoo/gpu/<scenario>/, corpus/gpu/, corpus/healthy/...),
 # then all of it is packed into $OUT/gpu.tar.gz (the device returns at most 8 files) + $OUT/summary.txt.
 set -u
@@ -39,11 +39,35 @@ zoo() {
 }
 
 FR="TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1"
+
+# extras: added after the first full run (aligned wild pointer, far-apart mismatch sizes, DETAIL on NCCL)
+extras() {
+  (
+    rec corpus/gpu/illegal_address_cupy 60 "python3 zoo/gpu/raw/illegal_address_cupy.py"
+    rec corpus/gpu/illegal_address_torch 60 "python3 zoo/gpu/raw/illegal_address_torch.py"
+    rec corpus/gpu/illegal_address_torch_blocking 60 "CUDA_LAUNCH_BLOCKING=1 python3 zoo/gpu/raw/illegal_address_torch.py"
+    rec corpus/gpu/compute_sanitizer_illegal_write 90 "compute-sanitizer --tool memcheck python3 zoo/gpu/raw/illegal_address_cupy.py"
+  ) & local L=$!
+  zoo nccl_mismatch_protocol 150 nccl_mismatch "ZOO_MISMATCH_NUMEL=1024,268435456" & local A=$!
+  zoo nccl_mismatch_protocol_fr 150 nccl_mismatch "ZOO_MISMATCH_NUMEL=1024,268435456 $FR TORCH_NCCL_DEBUG_INFO_TEMP_FILE=zoo/gpu/nccl_mismatch_protocol_fr/fr/nccl_trace_rank_" & local B=$!
+  zoo nccl_mismatch_detail 150 nccl_mismatch "TORCH_DISTRIBUTED_DEBUG=DETAIL" & local C=$!
+  wait $L $A $B $C
+  RESULTS+=(zoo/gpu/nccl_mismatch_protocol zoo/gpu/nccl_mismatch_protocol_fr zoo/gpu/nccl_mismatch_detail)
+}
 T0=$(date +%s)
 TORCH_VER=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
 echo "mode=$MODE torch=$TORCH_VER torchrun='$TR' start=$(date -u +%FT%TZ)" > "$SUMMARY"
 mkdir -p corpus/gpu corpus/healthy/nvidia-smi-h200x2
 RESULTS+=(corpus/gpu corpus/healthy/nvidia-smi-h200x2)
+
+if [ "$MODE" = extra ]; then
+  RESULTS=(corpus/gpu)
+  extras
+  echo "total_s=$(( $(date +%s) - T0 )) end=$(date -u +%FT%TZ)" >> "$SUMMARY"
+  tar czf "$OUT/gpu.tar.gz" "${RESULTS[@]}"
+  cat "$SUMMARY"
+  exit 0
+fi
 
 H=corpus/healthy/nvidia-smi-h200x2
 rec $H/nvidia-smi 30 "nvidia-smi"
@@ -63,13 +87,13 @@ if [ "$MODE" = full ]; then
   (
     rec corpus/gpu/device_assert_index_blocking 60 "CUDA_LAUNCH_BLOCKING=1 python3 zoo/gpu/raw/device_assert_index.py"
     rec corpus/gpu/device_assert_embedding 60 "python3 zoo/gpu/raw/device_assert_embedding.py"
-    rec corpus/gpu/illegal_address_cupy 60 "python3 zoo/gpu/raw/illegal_address_cupy.py"
-    rec corpus/gpu/illegal_address_torch 60 "python3 zoo/gpu/raw/illegal_address_torch.py"
-    rec corpus/gpu/illegal_address_torch_blocking 60 "CUDA_LAUNCH_BLOCKING=1 python3 zoo/gpu/raw/illegal_address_torch.py"
+    rec corpus/gpu/misaligned_address_cupy 60 "python3 zoo/gpu/raw/misaligned_address_cupy.py"
+    rec corpus/gpu/misaligned_address_torch 60 "python3 zoo/gpu/raw/misaligned_address_torch.py"
+    rec corpus/gpu/misaligned_address_torch_blocking 60 "CUDA_LAUNCH_BLOCKING=1 python3 zoo/gpu/raw/misaligned_address_torch.py"
     rec corpus/gpu/invalid_ordinal 60 "python3 zoo/gpu/raw/invalid_ordinal.py"
     rec corpus/gpu/no_gpu 60 "CUDA_VISIBLE_DEVICES= python3 zoo/gpu/raw/no_gpu.py"
     rec corpus/gpu/no_gpu_nccl 90 "CUDA_VISIBLE_DEVICES= $TR --standalone --nproc-per-node 2 --tee 3 zoo/gpu/raw/no_gpu_nccl.py"
-    rec corpus/gpu/compute_sanitizer_wild_write 90 "compute-sanitizer --tool memcheck python3 zoo/gpu/raw/illegal_address_cupy.py"
+    rec corpus/gpu/compute_sanitizer_misaligned_write 90 "compute-sanitizer --tool memcheck python3 zoo/gpu/raw/misaligned_address_cupy.py"
   ) &
   LANE2=$!
   # lane 1: NCCL jobs over both GPUs
@@ -86,6 +110,7 @@ if [ "$MODE" = full ]; then
   rec corpus/gpu/nccl_p2p_shm_disable 90 "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO $TR --standalone --nproc-per-node 2 --tee 3 zoo/gpu/raw/nccl_allreduce.py"
   rec corpus/gpu/set_device_local_rank 90 "$TR --standalone --nproc-per-node 4 --tee 3 zoo/gpu/raw/set_device_local_rank.py"
   wait $A $B $LANE2
+  extras
   RESULTS+=(zoo/gpu/nccl_oom zoo/gpu/nccl_stuck zoo/gpu/nccl_stuck_fr zoo/gpu/nccl_mismatch zoo/gpu/nccl_mismatch_fr)
 fi
 

@@ -68,8 +68,9 @@ function lineOf(file, needle) {
     const line = lineOf(`logs/${CRASH_LOG}`, '[rank2]: IndexError');
     await goToLine(page, line);
     await page.keyboard.press('Escape');
-    const squiggle = page.locator('.monaco-editor .view-overlays .squiggly-error').first();
-    await squiggle.hover();
+    // squiggles sit under the text layer: move the mouse to one instead of "hovering" the element
+    const box = await page.locator('.monaco-editor .view-overlays .squiggly-error').first().boundingBox();
+    await page.mouse.move(box.x + Math.min(40, box.width / 2), box.y + box.height / 2, { steps: 5 });
     await page.locator('.monaco-hover', { hasText: 'mltriage' }).first().waitFor({ timeout: 20000 });
     await page.screenshot({ path: path.join(SHOTS, 'hover.png') });
     await page.mouse.move(5, 5);

@@ -145,22 +145,23 @@ def launch_scripts(ls: MltriageServer, args: tuple[Any, ...]) -> list[dict[str, 
 
 
 def register(server: MltriageServer) -> None:
+    # pygls reads handler annotations at call time; `ls` is recognised by name, so leave it bare
     @server.command(DIAGNOSE_TEXT)
-    async def _diagnose_text(ls: MltriageServer, *args: Any) -> dict[str, Any]:
+    async def _diagnose_text(ls, *args):
         return await diagnose_text(ls, args)
 
     @server.command(RUN_PROBE)
-    async def _run_probe(ls: MltriageServer, *args: Any) -> dict[str, Any]:
+    async def _run_probe(ls, *args):
         return await run_probe(ls, args)
 
     @server.command(EXPLAIN)
-    async def _explain(ls: MltriageServer, *args: Any) -> str:
+    async def _explain(ls, *args):
         return await explain(ls, args)
 
     @server.command(INSERT_EXPORTS)
-    async def _insert_exports(ls: MltriageServer, *args: Any) -> dict[str, Any]:
+    async def _insert_exports(ls, *args):
         return await insert_exports(ls, args)
 
     @server.command(LAUNCH_SCRIPTS)
-    def _launch_scripts(ls: MltriageServer, *args: Any) -> list[dict[str, Any]]:
+    def _launch_scripts(ls, *args):
         return launch_scripts(ls, args)

@@ -1,4 +1,10 @@
-"""Rank 0 all_reduces 1M floats, rank 1 2M floats (a sharding bug); NCCL does not check sizes."""
+"""Rank 0 all_reduces 1M floats, rank 1 2M floats (a sharding bug); NCCL does not check sizes.
+
+ZOO_MISMATCH_NUMEL="<rank0>,<rank1>" picks other sizes (far apart sizes make NCCL pick
+different algorithms/protocols on the two ranks).
+"""
+import os
+
 import torch
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
@@ -11,7 +17,8 @@ ODD_RANK = 1
 @record
 def main():
     rank, dev = setup()
-    n = (2 if rank == ODD_RANK else 1) * 1024 * 1024
+    sizes = os.environ.get("ZOO_MISMATCH_NUMEL", "1048576,2097152").split(",")
+    n = int(sizes[rank])
     x = torch.ones(n, device=dev)
     log(rank, f"all_reduce of {n} floats")
     dist.all_reduce(x)
