@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mltriage.errorfile import MAX_ERROR_FILE, as_log_text
+from mltriage.flight_recorder import FlightRecorderError, RankTrace, load_dump, rank_of, summarize
 from mltriage.findings import build_findings, order_findings
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
@@ -31,7 +32,10 @@ def diagnose_stream(stream: BinaryIO, source: str = "<stdin>", library: Library 
 
 def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis:
     """A log file or a directory of per-rank/per-node logs. Raises ``InputError`` on bad input."""
-    sources, skipped = collect_sources(Path(path))
+    sources, skipped, dumps = collect_sources(Path(path))
+    traces, dump_problems = _read_flight_recorder(dumps)
+    if not sources and not traces:
+        raise InputError(next(iter(dump_problems.values()), f"nothing to diagnose in {path}"))
 
     def opened():
         for source in sources:
@@ -49,12 +53,32 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
                         continue
                 yield source, fh
 
-    diagnosis = diagnose_streams(opened(), library=library)
+    diagnosis = diagnose_streams(opened(), library=library, flight_recorder=traces)
     diagnosis.skipped = [{"name": s.name, "reason": s.reason} for s in skipped]
+    diagnosis.skipped += [{"name": name, "reason": why} for name, why in dump_problems.items()]
     return diagnosis
 
 
-def diagnose_streams(streams, library: Library | None = None) -> Diagnosis:
+def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], dict[str, str]]:
+    traces: list[RankTrace] = []
+    problems: dict[str, str] = {}
+    for source in dumps:
+        try:
+            doc = load_dump(source.path.read_bytes())
+        except (FlightRecorderError, OSError) as exc:
+            problems[source.name] = f"{source.name}: {exc}"
+            continue
+        rank = rank_of(source.path, doc)
+        if rank is None:
+            rank = source.rank
+        if rank is None:
+            problems[source.name] = f"{source.name}: Flight Recorder dump without a rank in its name or content"
+            continue
+        traces.append(summarize(doc, rank, source.name))
+    return traces, problems
+
+
+def diagnose_streams(streams, library: Library | None = None, flight_recorder: list[RankTrace] | None = None) -> Diagnosis:
     library = library or load_library()
     scanner = Scanner(library)
     names: list[str] = []
@@ -74,5 +98,5 @@ def diagnose_streams(streams, library: Library | None = None) -> Diagnosis:
         diagnosis.warnings.append(f"{scanner.timeouts} regex evaluations hit the time limit and were skipped")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
-    triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen)
+    triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen, flight_recorder or [])
     return diagnosis

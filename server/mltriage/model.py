@@ -120,6 +120,7 @@ class Diagnosis:
     warnings: list[str] = field(default_factory=list)
     probe: dict[str, Any] | None = None
     launcher: list[dict[str, Any]] = field(default_factory=list)  # torchrun's per-worker failure entries
+    flight_recorder: list[dict[str, Any]] = field(default_factory=list)  # per-rank summaries of the dumps
 
     @property
     def status(self) -> str:
@@ -151,6 +152,7 @@ class Diagnosis:
                 "bytes": self.bytes_read,
             },
             "launcher": list(self.launcher),
+            "flight_recorder": list(self.flight_recorder),
             "warnings": list(self.warnings),
             "probe": self.probe,
         }

@@ -124,17 +124,29 @@ class Skipped:
     reason: str
 
 
-def collect_sources(target: Path) -> tuple[list[Source], list[Skipped]]:
-    """The readable log files under ``target`` (a file or directory) and those skipped, with why."""
+def _is_pickle(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+    except OSError:
+        return False
+
+
+def collect_sources(target: Path) -> tuple[list[Source], list[Skipped], list[Source]]:
+    """The readable log files under ``target`` (a file or directory), those skipped (with why),
+    and pickles that may be Flight Recorder dumps."""
     if not target.exists():
         raise InputError(f"no such file or directory: {target}")
     if target.is_file():
+        if _is_pickle(target):
+            return [], [], [source_for_path(target, target.name)]
         _check_readable_text(target)
-        return [source_for_path(target, target.name)], []
+        return [source_for_path(target, target.name)], [], []
     if not target.is_dir():
         raise InputError(f"not a regular file or directory: {target}")
     sources: list[Source] = []
     skipped: list[Skipped] = []
+    dumps: list[Source] = []
     for dirpath, dirnames, filenames in os.walk(target):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for filename in sorted(filenames):
@@ -142,16 +154,19 @@ def collect_sources(target: Path) -> tuple[list[Source], list[Skipped]]:
             relative = str(path.relative_to(target))
             if filename.startswith(".") or not path.is_file():
                 continue
+            if _is_pickle(path):
+                dumps.append(source_for_path(path, relative))
+                continue
             try:
                 _check_readable_text(path)
             except InputError as exc:
                 skipped.append(Skipped(relative, str(exc)))
                 continue
             sources.append(source_for_path(path, relative))
-    if not sources:
+    if not sources and not dumps:
         detail = f" ({len(skipped)} skipped: {skipped[0].reason})" if skipped else ""
         raise InputError(f"no readable log files in {target}{detail}")
-    return sources, skipped
+    return sources, skipped, dumps
 
 
 def _check_readable_text(path: Path) -> None:

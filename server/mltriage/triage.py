@@ -23,6 +23,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mltriage.flight_recorder import RankTrace, analyse
 from mltriage.launcher import WorkerFailure
 from mltriage.model import Diagnosis, Finding, RankRole
 
@@ -86,8 +87,20 @@ def _where(f: Finding) -> str:
     return where
 
 
-def triage(d: Diagnosis, worker_failures: list[WorkerFailure] | None = None, ranks_seen: set[int] | None = None) -> None:
+def triage(
+    d: Diagnosis,
+    worker_failures: list[WorkerFailure] | None = None,
+    ranks_seen: set[int] | None = None,
+    flight_recorder: list[RankTrace] | None = None,
+) -> None:
     worker_failures = worker_failures or []
+    traces = flight_recorder or []
+    if traces:
+        d.flight_recorder = [
+            {"rank": t.rank, "source": t.source, "last_scheduled": t.last_scheduled, "last_started": t.last_started,
+             "last_completed": t.last_completed, "stuck_op": t.stuck_op}
+            for t in sorted(traces, key=lambda t: t.rank)
+        ]
     d.launcher = [w.to_json() for w in worker_failures]
     _attribute_ranks_by_pid(d.findings, worker_failures)
     errors = [f for f in d.findings if _is_error(f)]
@@ -96,11 +109,19 @@ def triage(d: Diagnosis, worker_failures: list[WorkerFailure] | None = None, ran
         | set(ranks_seen or ())
         | {w.rank for w in worker_failures if w.rank is not None}
         | _ranks_from_facts(d.findings)
+        | {t.rank for t in traces}
     )
 
     initiator, reason, finding, domain = None, "", None, None
+    fr_verdict = analyse(traces) if traces else None
     for rule, domain_hint in _RULES:
-        initiator, reason, finding = rule(errors, all_ranks, worker_failures)
+        if rule is _flight_recorder_rule:
+            if fr_verdict is None or (fr_verdict.initiator is None and not fr_verdict.reason):
+                continue
+            initiator, reason, finding = fr_verdict.initiator, fr_verdict.reason, None
+            domain_hint = "communication" if fr_verdict.mismatch else "compute"
+        else:
+            initiator, reason, finding = rule(errors, all_ranks, worker_failures)
         if initiator is not None or reason:
             domain = domain_hint
             break
@@ -238,8 +259,13 @@ def _earliest_error(errors, all_ranks, workers):
 
 
 # Each rule with the failure domain its evidence implies (None: from the finding's category).
+def _flight_recorder_rule(*_):  # placeholder in the order; the verdict is computed once per diagnosis
+    return None, "", None
+
+
 _RULES = (
     (_own_root_cause, None),
+    (_flight_recorder_rule, None),  # per-rank collective sequence ids from the dumps
     (_odd_one_out, "communication"),  # ranks disagreed about which collective to run
     (_silent_rank, "compute"),  # the culprit was somewhere other than the collective
     (_launcher_evidence, "compute"),  # a worker died on its own

@@ -38,7 +38,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def start(client: LanguageClient, root: Path, **options) -> None:
-    await client.initialize_session(
+    client.initialize_result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=root.as_uri(),
