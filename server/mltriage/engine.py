@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
+from mltriage.attach import PASTED_SCAN_BYTES, attach_pasted_topology
 from mltriage.errorfile import MAX_ERROR_FILE, as_log_text
 from mltriage.flight_recorder import FlightRecorderError, RankTrace, load_dump, rank_of, summarize
 from mltriage.findings import build_findings, order_findings
@@ -82,10 +83,13 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
     library = library or load_library()
     scanner = Scanner(library)
     names: list[str] = []
+    heads: list[str] = []
     for source, fh in streams:
         names.append(source.name)
         scanner.begin(source)
-        for block in iter_blocks(fh):
+        for i, block in enumerate(iter_blocks(fh)):
+            if i == 0:
+                heads.append(block[:PASTED_SCAN_BYTES].decode("utf-8", "replace"))
             scanner.feed(block)
         scanner.end()
     findings = order_findings(build_findings(scanner), names)
@@ -98,5 +102,6 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
         diagnosis.warnings.append(f"{scanner.timeouts} regex evaluations hit the time limit and were skipped")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
+    attach_pasted_topology(diagnosis, heads)
     triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen, flight_recorder or [])
     return diagnosis

@@ -121,6 +121,7 @@ class Diagnosis:
     probe: dict[str, Any] | None = None
     launcher: list[dict[str, Any]] = field(default_factory=list)  # torchrun's per-worker failure entries
     flight_recorder: list[dict[str, Any]] = field(default_factory=list)  # per-rank summaries of the dumps
+    topology: dict[str, Any] | None = None  # facts from pasted nvidia-smi topo -m / p2pBandwidthLatencyTest
 
     @property
     def status(self) -> str:
@@ -155,4 +156,5 @@ class Diagnosis:
             "flight_recorder": list(self.flight_recorder),
             "warnings": list(self.warnings),
             "probe": self.probe,
+            "topology": self.topology,
         }

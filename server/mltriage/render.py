@@ -122,6 +122,11 @@ def _render_finding(f: Finding, p: _Paint, max_evidence: int, label: str) -> lis
 
 def _footer(d: Diagnosis, p: _Paint) -> list[str]:
     out = []
+    if d.topology:
+        out.append(p(f"GPU topology (pasted {', '.join(d.topology['sources'])}):", "bold"))
+        out.extend(f"  {fact}" for fact in d.topology["facts"])
+    if d.probe:
+        out.append(p(f"Local P2P probe: {d.probe.get('machine_verdict')}", "bold") + f" {d.probe.get('message', '')}")
     for w in d.warnings:
         out.append(p(f"warning: {w}", "yellow"))
     for s in d.skipped:
