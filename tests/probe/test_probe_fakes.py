@@ -148,3 +148,18 @@ def test_devices_subset_and_bad_device(fake_gpus, empty_root):
     assert sorted((p.src, p.dst) for p in r.pairs) == [(0, 2), (2, 0)]
     bad = probe(nvml_for(3), empty_root, devices=[0, 5])
     assert bad.exit_code == 2 and "not visible" in bad.message
+
+
+def test_hang_before_any_pair_is_still_a_machine_hang(fake_gpus, empty_root):
+    fake_gpus(hang={"stage": "prepare"})
+    r = probe(nvml_for(2), empty_root, timeout_s=2.5)
+    assert r.machine_verdict == "HANG" and r.exit_code == 1
+    assert {p.verdict for p in r.pairs} == {"UNTESTED"}
+    assert r.worker["in_flight"] == {"stage": "prepare", "src": None, "dst": None}
+
+
+def test_hang_in_bidirectional_stage_marks_both_directions(fake_gpus, empty_root):
+    fake_gpus(hang={"stage": "bidirectional", "src": 0, "dst": 1})
+    r = probe(nvml_for(2), empty_root, timeout_s=2.5)
+    assert r.pair(0, 1).verdict == r.pair(1, 0).verdict == "HANG"
+    assert r.pair(0, 1).p2p_gbps == 390.0  # the one-way numbers measured before the hang stay

@@ -40,13 +40,14 @@ def run(backend: Backend, devices: list[int], sizes: list[int], bandwidth: bool,
         _bandwidth(backend, devices, ordered, access, emit, bw_iters)
 
 
-def _begin(backend: Backend, emit: Emit, stage: str, src: int, dst: int) -> None:
+def _begin(backend: Backend, emit: Emit, stage: str, src: int | None, dst: int | None) -> None:
     emit({"event": "begin", "stage": stage, "src": src, "dst": dst})
     backend.on_stage(stage, src, dst)
 
 
 def _correctness(backend: Backend, devices: list[int], ordered: list[tuple[int, int]],
                  access: dict, sizes: list[int], emit: Emit) -> None:
+    _begin(backend, emit, "prepare", None, None)  # pattern upload: a hang here has no pair
     top = max(sizes) + MAX_SHIFT
     src_bufs: dict[str, dict[int, Any]] = {}
     for kind in patterns.PATTERNS:

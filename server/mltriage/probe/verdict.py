@@ -110,7 +110,8 @@ def machine(pairs: list[PairResult], worker: dict[str, Any], inventory: dict[str
                                    "starting the GPU runtime")
     if status == "ok" and not pairs:
         return SINGLE_GPU, EXIT_OK, "only one GPU is visible: no peer-to-peer pairs to test"
-    verdict = worst([p.verdict for p in pairs])
+    failure = {"hang": [HANG], "crash": [CRASH]}.get(status, [])  # even if no pair was in flight
+    verdict = worst([p.verdict for p in pairs] + failure)
     counts: dict[str, int] = {}
     for p in pairs:
         counts[p.verdict] = counts.get(p.verdict, 0) + 1

@@ -64,7 +64,7 @@ class Backend:
         """Seconds per synchronous 4-byte copy."""
         raise NotImplementedError
 
-    def on_stage(self, stage: str, src: int, dst: int) -> None:
+    def on_stage(self, stage: str, src: int | None, dst: int | None) -> None:
         """Called before each stage; the fake backend injects hangs and crashes here."""
 
     def close(self) -> None:
@@ -73,9 +73,9 @@ class Backend:
 
 def first_difference(x: bytes | memoryview, y: bytes | memoryview) -> int | None:
     """First differing index (memcmp-speed bisection), None when equal."""
-    x, y = memoryview(x), memoryview(y)
-    if x == y:
+    if bytes(x) == bytes(y):  # memcmp; memoryview == compares item by item, 3x slower
         return None
+    x, y = memoryview(x), memoryview(y)
     lo, hi = 0, min(len(x), len(y))
     if x[:hi] == y[:hi]:
         return hi  # one is a prefix of the other

@@ -91,12 +91,12 @@ class FakeBackend(Backend):
     def latency(self, path: str, src: int, dst: int, iters: int) -> float:
         return float(self.spec.get("latency_us", {}).get(path, 2.0 if path == "p2p" else 9.0)) / 1e6
 
-    def on_stage(self, stage: str, src: int, dst: int) -> None:
+    def on_stage(self, stage: str, src: int | None, dst: int | None) -> None:
         for key in ("hang", "crash"):
             fault = self.spec.get(key)
             if not fault or fault.get("stage") != stage:
                 continue
-            if stage != "init" and (fault.get("src", src), fault.get("dst", dst)) != (src, dst):
+            if stage not in ("init", "prepare") and (fault.get("src", src), fault.get("dst", dst)) != (src, dst):
                 continue
             if key == "hang":
                 time.sleep(3600)  # the parent's timeout must fire
