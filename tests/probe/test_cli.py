@@ -65,3 +65,9 @@ def test_bad_arguments_are_exit_2():
     assert cli("--devices", "0,x", fake={}).returncode == 2
     r = cli("--devices", "0,7", fake={}, nvml=nvml_for(2))
     assert r.returncode == 2 and "not visible" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_worker_interpreter_that_does_not_exist_is_exit_2():
+    r = cli("--python", "/nonexistent/python3", fake={}, nvml=nvml_for(2))
+    assert r.returncode == 2 and "cannot start the probe worker" in r.stderr
+    assert "Traceback" not in r.stderr

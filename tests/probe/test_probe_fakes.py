@@ -74,6 +74,7 @@ def test_crash_with_abort_keeps_stderr(fake_gpus, empty_root):
     r = probe(nvml_for(2), empty_root)
     assert r.machine_verdict == "CRASH" and r.exit_code == 1
     assert r.pair(0, 1).verdict == "CRASH"
+    assert "SIGABRT: NVRM: Xid 79, GPU has fallen off the bus" in r.pair(0, 1).reason
     assert r.worker["signal"] == "SIGABRT" and "fallen off the bus" in r.worker["stderr_tail"]
 
 

@@ -35,9 +35,9 @@ def run_worker(config: dict[str, Any], timeout_s: float, python: str | None = No
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError as exc:
-        return {"status": "error", "events": [], "returncode": None,
+        return {"status": "error", "events": [], "returncode": None, "error_kind": "spawn",
                 "message": f"cannot start the probe worker ({cmd[0]}): {exc}", "stderr_tail": "",
-                "wall_s": 0.0, "command": cmd[:3]}
+                "wall_s": 0.0, "timeout_s": timeout_s, "in_flight": None, "signal": None}
     events: list[dict[str, Any]] = []
     stderr_chunks: list[bytes] = []
 

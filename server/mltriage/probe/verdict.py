@@ -80,8 +80,11 @@ def _apply_failure(worker: dict[str, Any], pairs: dict[tuple[int, int], PairResu
     verdict = HANG if status == "hang" else CRASH
     flight = worker.get("in_flight") or {}
     key = (flight.get("src"), flight.get("dst"))
+    last = next((ln.strip() for ln in reversed((worker.get("stderr_tail") or "").splitlines())
+                 if ln.strip()), "")
     what = (f"no answer within {worker.get('timeout_s')} s" if verdict == HANG else
-            f"worker died ({worker.get('signal') or 'exit ' + str(worker.get('returncode'))})")
+            f"worker died ({worker.get('signal') or 'exit ' + str(worker.get('returncode'))}"
+            + (f": {last[:200]}" if last else "") + ")")
     for k in ([key, key[::-1]] if flight.get("stage") == "bidirectional" else [key]):
         if k in pairs:
             pairs[k].verdict = verdict
@@ -98,11 +101,16 @@ def machine(pairs: list[PairResult], worker: dict[str, Any], inventory: dict[str
     status = worker["status"]
     if status == "error":
         kind = worker.get("error_kind")
-        if kind == "bad_devices":
+        if kind in ("bad_devices", "spawn"):  # the user's arguments, not the machine
             return NO_GPU, 2, worker["message"]
         why = worker["message"]
+        nvml_err = str(inventory.get("error") or "")
+        if not inventory.get("available") and "Not Found" in nvml_err and "libcuda: not found" in why:
+            # The short answer first; every runtime's own reason stays in worker.message.
+            return NO_GPU, EXIT_NO_GPU, ("no usable GPU: no NVIDIA driver found (neither NVML nor "
+                                         "libcuda.so.1 can be loaded)")
         if not inventory.get("available"):
-            why = f"NVML unavailable ({inventory.get('error')}); {why}"
+            why = f"NVML unavailable ({nvml_err}); {why}"
         return NO_GPU, EXIT_NO_GPU, f"no usable GPU: {why}"
     if status in ("hang", "crash") and not pairs:
         verdict = HANG if status == "hang" else CRASH

@@ -1,0 +1,2 @@
+CUDA_LAUNCH_BLOCKING=1 python3 zoo/gpu/raw/illegal_address_torch.py
+# exit_code=1 wall_s=7.097 host=nvidia-h200-x2 torch=2.11.0+cu130

@@ -1,0 +1,39 @@
+"""Re-run the CPU failure zoo for real (torchrun + gloo, 4 workers per scenario) and triage the
+fresh logs: the recorded fixtures are not the only evidence that the triage works."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mltriage.engine import diagnose_path
+
+ROOT = Path(__file__).resolve().parent.parent
+torch = pytest.importorskip("torch", reason="the live zoo needs torch (pip install -e '.[zoo]')")
+
+
+@pytest.fixture(scope="module")
+def fresh_zoo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("zoo")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    proc = subprocess.run(
+        [sys.executable, "zoo/record.py", "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out
+
+
+@pytest.mark.timeout(1800)
+def test_live_zoo_initiators(fresh_zoo):
+    checked = 0
+    for scenario_json in sorted(fresh_zoo.glob("*/scenario.json")):
+        truth = json.loads(scenario_json.read_text())
+        if "initiating_rank" not in truth:
+            continue
+        d = diagnose_path(scenario_json.parent / "console.log")
+        assert d.initiating_rank == truth["initiating_rank"], (scenario_json.parent.name, d.explanation)
+        checked += 1
+    assert checked >= 7
