@@ -61,7 +61,7 @@ SCENARIOS = [
         what="Rank 3 skips the metric all_reduce and waits in barrier while ranks 0-2 wait in "
              "all_reduce; every rank hits the 10 s gloo timeout.",
         initiating_rank=3, collateral_ranks=[0, 1, 2], healthy_ranks=[],
-        expect=[(0, "Timed out"), (3, "Timed out")],
+        expect=[(3, "skipping metric all_reduce"), ("console", "Timed out waiting 10000ms")],
     ),
     Scenario(
         name="mismatched_collective",

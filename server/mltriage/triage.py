@@ -112,7 +112,7 @@ def triage(
         | {t.rank for t in traces}
     )
 
-    initiator, reason, finding, domain = None, "", None, None
+    initiator, reason, finding, domain, decided_by = None, "", None, None, None
     fr_verdict = analyse(traces) if traces else None
     for rule, domain_hint in _RULES:
         if rule is _flight_recorder_rule:
@@ -123,7 +123,7 @@ def triage(
         else:
             initiator, reason, finding = rule(errors, all_ranks, worker_failures)
         if initiator is not None or reason:
-            domain = domain_hint
+            domain, decided_by = domain_hint, rule
             break
     if finding is not None:
         _promote(d, finding)
@@ -147,7 +147,11 @@ def triage(
     d.ranks = _rank_roles(d.findings, all_ranks, initiator, worker_failures)
     if errors:
         root = d.root_cause
-        hang = any(_looks_hang(f) for f in errors) and (root is None or root.role != "root-cause" or _looks_hang(root))
+        # A hang: ranks waited until a timeout, and the culprit is one that never got there
+        # (silent / behind in the Flight Recorder) or itself hung, rather than one that crashed.
+        waited = any(_looks_hang(f) for f in errors)
+        never_arrived = decided_by in (_silent_rank, _flight_recorder_rule) and not (fr_verdict and fr_verdict.mismatch)
+        hang = waited and (never_arrived or root is None or root.role != "root-cause" or _looks_hang(root))
         d.failure_kind = "hang" if hang else "crash"
         primary = finding or root or errors[0]
         if domain is None:
@@ -170,8 +174,10 @@ def _own_root_cause(errors, all_ranks, workers):
     first = roots[0]  # findings arrive ordered: earliest root cause first
     same = {f.rank for f in roots if f.signature == first.signature}
     if first.rank is None:
-        if len(all_ranks) <= 1 or not any(f.rank is not None for f in roots):
-            return None, f"{first.title} ({_where(first)})", first
+        if not any(f.rank is not None for f in roots):
+            if len(all_ranks) <= 1:
+                return None, f"{first.title} ({_where(first)})", first
+            return None, "", None  # a multi-rank job: let rank-level evidence decide
         first = next(f for f in roots if f.rank is not None)
         same = {f.rank for f in roots if f.signature == first.signature}
     if len(same) > 1 and len(same) * 2 >= max(len(all_ranks), 2):
@@ -254,7 +260,13 @@ def _earliest_error(errors, all_ranks, workers):
     stamped = [f for f in errors if f.rank is not None and f.timestamp is not None and f.role != "collateral"]
     if len({f.rank for f in stamped}) < 2:
         return None, "", None
-    first = min(stamped, key=lambda f: f.timestamp)
+    earliest: dict[int, float] = {}
+    for f in stamped:
+        earliest[f.rank] = min(earliest.get(f.rank, f.timestamp), f.timestamp)
+    (r1, t1), (_, t2) = sorted(earliest.items(), key=lambda kv: kv[1])[:2]
+    if t2 - t1 < 1.0:  # log clocks tick in whole seconds at best, and hosts drift: no call
+        return None, "", None
+    first = min((f for f in stamped if f.rank == r1), key=lambda f: f.timestamp)
     return first.rank, f"rank {first.rank} logged the earliest error ({first.title}, {_where(first)}); timestamps only, weak evidence", first
 
 

@@ -39,6 +39,14 @@ TRUTH = {
                              "both ranks raise 'Detected mismatch between collectives on ranks'."),
 }
 
+# With two ranks a size mismatch is symmetric: the logs show each rank's size but not which one
+# is wrong. Rank 1 is the one the design changed; fr_trace blames rank 1 only because it takes
+# rank 0's entry as the reference.
+SYMMETRIC = {"nccl_mismatch", "nccl_mismatch_fr", "nccl_mismatch_protocol",
+             "nccl_mismatch_protocol_fr", "nccl_mismatch_detail"}
+SYMMETRIC_NOTE = ("2-rank size mismatch: the logs cannot tell which rank is wrong; rank 1 is the one "
+                  "the design changed (1M vs 2M, or 1024 vs 268M floats)")
+
 
 def main():
     for name, (init, coll, healthy, kind, domain, what) in TRUTH.items():
@@ -68,6 +76,9 @@ def main():
             "exit_code": int(fields["exit_code"]),
             "wall_s": float(fields["wall_s"]),
         }
+        if name in SYMMETRIC:
+            truth["culprit_identifiable_from_logs"] = False
+            truth["note"] = SYMMETRIC_NOTE
         (d / "scenario.json").write_text(json.dumps(truth, indent=2) + "\n")
         print(f"{name}: exit={truth['exit_code']} wall={truth['wall_s']}s")
 

@@ -23,6 +23,8 @@ def main():
     if has_eval_data:
         dist.all_reduce(metric)
         log(rank, f"eval metric {metric.item():.4f}")
+    else:
+        log(rank, "no eval data on this rank, skipping metric all_reduce")
     dist.barrier()
     dist.destroy_process_group()
 
