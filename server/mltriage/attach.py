@@ -16,8 +16,6 @@ def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
     except ImportError:  # pragma: no cover - the probe ships with the package
         return
     for text in heads:
-        if "GPU0" not in text and "P2P Connectivity Matrix" not in text:
-            continue
         topo = parse_pasted_matrices(text)
         if topo is None:
             continue

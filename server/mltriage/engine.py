@@ -88,7 +88,8 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
         names.append(source.name)
         scanner.begin(source)
         for i, block in enumerate(iter_blocks(fh)):
-            if i == 0:
+            if i == 0 and len(heads) < 8 and (b"GPU0" in block[:PASTED_SCAN_BYTES] or b"P2P Connectivity" in block[:PASTED_SCAN_BYTES]):
+                # only inputs that may hold a pasted topology matrix are kept (memory stays bounded)
                 heads.append(block[:PASTED_SCAN_BYTES].decode("utf-8", "replace"))
             scanner.feed(block)
         scanner.end()

@@ -17,12 +17,17 @@ def render_entry_markdown(signature_id: str, facts: dict[str, str] | None = None
     return entry_markdown(entry, facts)
 
 
+class _Placeholder(dict):
+    def __missing__(self, key: str) -> str:
+        return f"‹{key}›"  # no value from a log line: show the slot, not a format field
+
+
 def entry_markdown(entry: Signature, facts: dict[str, str] | None = None) -> str:
-    facts = {k: mask_secrets(v) for k, v in (facts or {}).items()}
+    facts = _Placeholder({k: mask_secrets(v) for k, v in (facts or {}).items()})
     out = [f"## {fill(entry.title, facts)}", ""]
     out.append(f"`{entry.id}` · {entry.area} · {entry.category} · severity **{entry.severity}** · usually **{entry.role}**")
     out.append("")
-    out.append(fill(entry.summary, facts) if facts else entry.summary)
+    out.append(fill(entry.summary, facts))
     if facts:
         out += ["", "**From this line:** " + ", ".join(f"{k} = `{v}`" for k, v in sorted(facts.items()))]
     out += ["", "### Why it happens", "", entry.mechanism.strip(), ""]

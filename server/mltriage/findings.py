@@ -28,7 +28,8 @@ class _Facts(dict):
 def fill(template: str, facts: dict[str, str]) -> str:
     """``template`` with ``{fact}`` placeholders filled; unknown ones stay visible, never crash."""
     try:
-        return string.Formatter().vformat(template, (), _Facts(facts))
+        mapping = facts if hasattr(facts, "__missing__") else _Facts(facts)  # callers may bring their own default
+        return string.Formatter().vformat(template, (), mapping)
     except (ValueError, IndexError, AttributeError):
         return template
 

@@ -136,9 +136,8 @@ def analyse(traces: list[RankTrace]) -> Verdict:
         r = behind[0]
         ahead = sorted(x for x in reached if x != r)
         stuck = next((t.stuck_op for t in traces if t.rank in ahead and t.stuck_op), "a collective")
+        who = f"ranks {', '.join(map(str, ahead))} were" if len(ahead) > 1 else f"rank {ahead[0]} was"
         return Verdict(
-            r,
-            f"Flight Recorder: rank {r} never issued collective SeqNum {low + 1} ({stuck}) that ranks "
-            f"{', '.join(map(str, ahead))} were waiting in; its last was SeqNum {low}",
+            r, f"Flight Recorder: rank {r} never issued collective SeqNum {low + 1} ({stuck}) that {who} waiting in; its last was SeqNum {low}"
         )
     return Verdict(None, "")

@@ -137,6 +137,13 @@ def triage(
         label = "ranks" if len(collateral) > 1 else "rank"
         after = " after it" if initiator is not None else ""
         chain.append(f"{label} {ranks_text(collateral)} only fell over{after}: {'; '.join(kinds[:3])}{seq_text}")
+    signallers = sorted({v for f in d.findings if (v := _fact_int(f, "source_rank")) is not None and v >= 0})
+    if signallers:
+        # "Received a dump signal ... from rank N": N's watchdog fired first, i.e. N waited longest.
+        chain.append(
+            f"rank {ranks_text(signallers)} timed out first and asked the others to dump their Flight Recorder "
+            f"(a waiting rank, so evidence of a hang, not of the culprit)"
+        )
     stopped = sorted({w.rank for w in worker_failures if w.killed_by_agent and w.rank is not None and w.rank != initiator})
     if stopped:
         chain.append(f"torchrun then stopped rank{'s' if len(stopped) > 1 else ''} {ranks_text(stopped)} with SIGTERM")
