@@ -50,7 +50,7 @@ Status = Literal["stable", "test", "experimental"]
 from mltriage.model import SEVERITY_ORDER  # noqa: E402,F401  (one definition, shared)
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A matcher made of only these words (optionally with punctuation) would fire on healthy logs.
 WEAK_WORDS = frozenset(
     {"error", "errors", "timeout", "timed out", "failed", "failure", "fail", "warning", "exception", "killed", "abort", "nan"}
