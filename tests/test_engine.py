@@ -119,3 +119,35 @@ def test_healthy_text_has_no_findings():
     d = diagnose_text("step 1 loss=2.3\nstep 2 loss=2.1\nTraining completed.\n")
     assert d.status == "healthy"
     assert d.findings == []
+
+
+def test_dataloader_original_traceback_joins_the_report_and_the_specific_cause_wins():
+    # real output: a DataLoader worker hit a full /dev/shm (zoo/repro/sigwork/out_shm.txt)
+    log = Path(__file__).resolve().parent.parent / "zoo" / "repro" / "sigwork" / "out_shm.txt"
+    d = diagnose_path(log)
+    assert d.findings[0].signature == "dataloader-shm-no-space"
+    wrapper = next(f for f in d.findings if f.signature == "dataloader-worker-exception")
+    assert wrapper.lines == d.findings[0].lines  # one error report, one block
+
+
+def test_requires_can_be_met_by_a_traceback_frame(tmp_path):
+    from mltriage.library import Library, Rule
+    from mltriage.schema import Signature
+    import tomllib
+
+    base = tomllib.loads((Path(__file__).resolve().parent.parent / "signatures" / "python" / "python-unhandled-exception.toml").read_text())
+    base.update(id="python-config-load-failure", fallback=False)
+    base["match"] = {
+        "triggers": ["RuntimeError: could not load", "chained.py"],
+        "patterns": ["^RuntimeError: could not load the training config"],
+        "requires": ['File "[^"]*chained\\.py", line 2, in load'],
+        "within": 20,
+    }
+    sig = Signature.model_validate(base)
+    lib = Library(rules={sig.id: Rule.from_signature(sig, tmp_path / "x.toml")}, root=tmp_path)
+    d = diagnose_text(CHAINED, library=lib)
+    assert [f.signature for f in d.findings] == ["python-config-load-failure"]
+    base["match"]["requires"] = ['File "[^"]*chained\\.py", line 99, in load']
+    sig = Signature.model_validate(base)
+    lib = Library(rules={sig.id: Rule.from_signature(sig, tmp_path / "x.toml")}, root=tmp_path)
+    assert diagnose_text(CHAINED, library=lib).findings == []

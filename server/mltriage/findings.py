@@ -127,6 +127,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         verify=fill(rule.verify, masked_facts),
         confidence=rule.confidence,
         p2p_related=rule.p2p_related,
+        block=id(block) if block is not None else None,
         timestamp=hit.timestamp,
         ranks=[rank] if rank is not None else [],
     )
@@ -154,6 +155,9 @@ def order_findings(findings: Iterable[Finding], sources: list[str]) -> list[Find
     def compare(a: Finding, b: Finding) -> int:
         if _tier(a) != _tier(b):
             return -1 if _tier(a) < _tier(b) else 1
+        if a.block is not None and a.block == b.block and a.confidence != b.confidence:
+            # two explanations of one error report (a chain): the more specific one first
+            return -1 if a.confidence > b.confidence else 1
         when = _earlier(a, b, source_order)
         if when:
             return when

@@ -153,7 +153,7 @@ class Library:
         from mltriage.prefilter import make_prefilter
         from mltriage.scanner import CHAIN_MARKERS, TRACEBACK_HEADER
 
-        builtin = [TRACEBACK_HEADER, *CHAIN_MARKERS, *SECTION_TRIGGERS]
+        builtin = [TRACEBACK_HEADER, *CHAIN_MARKERS, *SECTION_TRIGGERS]  # ORIGINAL_TRACEBACK contains the header
         return make_prefilter([*self.trigger_index, *builtin], cache_dir())
 
     @cached_property

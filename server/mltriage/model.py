@@ -52,6 +52,7 @@ class Finding:
     ranks: list[int] = field(default_factory=list)  # every rank that reported it (merged findings)
     notes: list[str] = field(default_factory=list)  # explanations added by triage or the P2P probe
     caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
+    block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -19,6 +19,9 @@ from mltriage.prefixes import LineContext, parse_prefixes
 from mltriage.reader import Source, clean_line
 
 TRACEBACK_HEADER = "Traceback (most recent call last)"
+# DataLoader re-raises a worker's exception in the main process and appends the worker's own
+# traceback under this header: one error report, whose innermost part is the real cause.
+ORIGINAL_TRACEBACK = "Original Traceback (most recent call last)"
 CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
@@ -178,8 +181,12 @@ class Scanner:
             self._close_summary()
             self.summary = TorchrunSummary(section=section, start=line_no)
             return
-        if message.lstrip().startswith(TRACEBACK_HEADER):
+        stripped = message.lstrip()
+        if stripped.startswith(TRACEBACK_HEADER):
             self._open_traceback(stream, line_no, text)
+        elif stripped.startswith(ORIGINAL_TRACEBACK):
+            self._open_traceback(stream, line_no, text, continues=True)
+            return
         self._match(text, ctx, stream, line_no)
 
     def _close_summary(self) -> None:
@@ -230,12 +237,17 @@ class Scanner:
             self._open_traceback(stream, line_no, text)
             self._match(text, ctx, stream, line_no)
             return
+        if message.lstrip().startswith(ORIGINAL_TRACEBACK):
+            self._open_traceback(stream, line_no, text, continues=True)
+            return
         if open_block is not None:
             if not message.strip() or message[0] in " \t":
                 open_block.end = line_no
                 open_block.tail.append(text[:2048])
                 if "torch/distributed/" in message:
                     self._note_collective(open_block, message)
+                if has_trigger:  # a frame never fires a signature, but may satisfy another's `requires`
+                    self._match(text, ctx, stream, line_no, requires_only=True)
             elif message.lstrip().startswith(CHAIN_MARKERS):
                 open_block.end = line_no
                 open_block.chain_pending = True
@@ -252,9 +264,9 @@ class Scanner:
             self._match(text, ctx, stream, line_no)
 
     # -- tracebacks -------------------------------------------------------------------------
-    def _open_traceback(self, stream: StreamKey, line_no: int, text: str) -> None:
+    def _open_traceback(self, stream: StreamKey, line_no: int, text: str, continues: bool = False) -> None:
         previous = self.last_closed.get(stream)
-        if previous is not None and previous.chain_pending and line_no - previous.end <= 3:
+        if previous is not None and (previous.chain_pending or continues) and line_no - previous.end <= 3:
             previous.closed = False
             previous.chain_pending = False
             previous.end = line_no
@@ -290,7 +302,7 @@ class Scanner:
             previous.end = line_no
 
     # -- signatures -------------------------------------------------------------------------
-    def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+    def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int, requires_only: bool = False) -> None:
         message = ctx.message
         if message.lstrip().startswith(CHAIN_MARKERS):
             self.note_chain_marker(stream, line_no)
@@ -304,7 +316,10 @@ class Scanner:
                 if rule.id in seen:
                     continue
                 seen.add(rule.id)
-                self._match_rule(rule, text, ctx, stream, line_no)
+                if requires_only:
+                    self._note_requires(rule, ctx.message, stream, line_no)
+                else:
+                    self._match_rule(rule, text, ctx, stream, line_no)
 
     def _search(self, pattern, message: str):
         try:
@@ -323,6 +338,9 @@ class Scanner:
                 return
             self._record(rule, m, text, ctx, stream, line_no)
             return
+        self._note_requires(rule, message, stream, line_no)
+
+    def _note_requires(self, rule: Rule, message: str, stream: StreamKey, line_no: int) -> None:
         if rule.requires and any(self._search(r, message) for r in rule.requires):
             evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
             evidence.append(line_no)
