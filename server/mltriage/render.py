@@ -76,6 +76,14 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         for f in notes[:20]:
             out.append(f"  · {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
         out.append("")
+    stamped = [t for t in d.timeline if t.get("timestamp") is not None]
+    if len({t["rank"] for t in stamped}) > 1:
+        out.append(p("Timeline:", "bold"))
+        t0 = stamped[0]["timestamp"]
+        for t in stamped[:12]:
+            who = f"rank {t['rank']}" if t["rank"] is not None else "launcher"
+            out.append(f"  +{t['timestamp'] - t0:8.3f}s  {who:<10} {t['signature']} ({t['role']}) {Path(t['source']).name}:{t['line']}")
+        out.append("")
     if len(d.ranks) > 1:
         out.append(p("Ranks:", "bold"))
         out.append(f"  {'rank':>5}  {'role':<10}  {'first error':<34}  where")

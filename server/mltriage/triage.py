@@ -148,6 +148,8 @@ def triage(
     if stopped:
         chain.append(f"torchrun then stopped rank{'s' if len(stopped) > 1 else ''} {ranks_text(stopped)} with SIGTERM")
 
+    if initiator is not None:
+        _relabel_followers(d, initiator)
     d.initiating_rank = initiator
     d.initiating_host = _host_of(initiator, d.findings, worker_failures)
     d.explanation = "; ".join(chain)
@@ -310,6 +312,16 @@ def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure
             f.facts.setdefault("rank", str(f.rank))
 
 
+def _relabel_followers(d: Diagnosis, initiator: int) -> None:
+    """In this job, another rank's "root cause" came after the initiator's failure: a consequence."""
+    first = next((i for i, f in enumerate(d.findings) if f.rank == initiator and _is_error(f)), None)
+    for f in d.findings:
+        if f.role == "root-cause" and _is_error(f) and f.rank is not None and f.rank != initiator:
+            f.role = "collateral"
+            f.caused_by = first
+            f.notes.append(f"usually a root cause, but here rank {initiator} failed first: a consequence in this job")
+
+
 def _promote(d: Diagnosis, finding: Finding) -> None:
     """Put the initiator's own finding first; every other error becomes its consequence."""
     if finding not in d.findings:
@@ -352,7 +364,9 @@ def _rank_roles(findings, all_ranks, initiator, workers) -> list[RankRole]:
     for rank in all_ranks:
         own = by_rank.get(rank, [])
         own_errors = [f for f in own if _is_error(f)]
-        first = min(own_errors, key=lambda f: (f.timestamp or float("inf"), f.line), default=None)
+        # the rank's own words first (in log order); launcher lines about it only when it said nothing
+        spoken = [f for f in own_errors if not _is_launcher(f)] or own_errors
+        first = min(spoken, key=lambda f: (f.source, f.line), default=None)
         if rank == initiator:
             role = "initiator"
             why = f"its own failure: {first.title}" if first else "named by the evidence above"
