@@ -153,3 +153,12 @@ def test_lint_rejects_duplicate_ids_weak_and_backtracking_matchers(tmp_path):
 def test_color_only_when_forced():
     r = run_cli("diagnose", str(CHAINED), "--color", "always")
     assert b"\x1b[" in r.stdout
+
+
+def test_probe_subcommand_without_a_gpu_explains_in_one_line(tmp_path):
+    # this machine (and CI) has no NVIDIA driver: the real NVML/CUDA loading path says so
+    r = run_cli("probe", env={"MLTRIAGE_CACHE_DIR": str(tmp_path)})
+    assert r.returncode == 3
+    lines = r.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "no usable GPU" in lines[0]
+    assert b"Traceback" not in r.stderr
