@@ -251,6 +251,9 @@ def _launcher_evidence(errors, all_ranks, workers):
     own = [w for w in workers if w.rank is not None and not w.killed_by_agent]
     if not own:
         return None, "", None
+    # a worker that exited because its peer vanished says so (a collateral error): not the culprit
+    victims = {f.rank for f in errors if f.role == "collateral" and not _is_launcher(f)}
+    own = [w for w in own if w.rank not in victims] or own
     signalled = [w for w in own if w.signal in _SELF_INFLICTED_SIGNALS]
     pick = signalled or own
     ranks = sorted({w.rank for w in pick})

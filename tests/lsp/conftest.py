@@ -37,7 +37,21 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
+def accept_edits(client: LanguageClient) -> None:
+    """Answer workspace/applyEdit like an editor that applies every edit; the edits are kept in
+    ``client.applied_edits`` for the test to check."""
+    client.applied_edits = []
+    if types.WORKSPACE_APPLY_EDIT in client.protocol.fm.features:
+        return
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        client.applied_edits.append(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+
 async def start(client: LanguageClient, root: Path, **options) -> None:
+    accept_edits(client)
     client.initialize_result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),

@@ -25,6 +25,7 @@ _ENV["PYTHONPATH"] = f"{GUARD}{os.pathsep}{_ENV['PYTHONPATH']}"
 async def guarded(lsp_client: LanguageClient, workspace: Path):
     await start(lsp_client, workspace, debounceMs=10, progressLines=10)
     yield
+    await lsp_client.shutdown_session()
 
 
 async def test_all_features_without_network(guarded: LanguageClient, workspace: Path):
@@ -46,7 +47,8 @@ async def test_all_features_without_network(guarded: LanguageClient, workspace: 
                 )
             )
             for action in actions or []:
-                if action.data:
+                # (lsprotocol parses any action that carries a command as a Command: no data there)
+                if getattr(action, "data", None):
                     await client.code_action_resolve_async(action)
             await client.workspace_execute_command_async(
                 types.ExecuteCommandParams(command="mltriage.explain", arguments=[d.code, d.data["facts"]])
@@ -59,7 +61,6 @@ async def test_all_features_without_network(guarded: LanguageClient, workspace: 
         ("mltriage.insertExports", [{"script": (workspace / "scripts" / "launch.sh").as_uri(), "env": {"NCCL_DEBUG": "INFO"}}]),
     ]:
         await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=arguments))
-    await client.shutdown_session()
     lines = GUARD_LOG.read_text().splitlines()
     assert lines and lines[0].startswith("armed"), "the audit hook must have been active in the server"
     assert [line for line in lines if line.startswith("VIOLATION")] == []

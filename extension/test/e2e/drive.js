@@ -10,7 +10,7 @@ const PORT = process.env.PORT;
 const WS = process.env.WS;
 const SHOTS = process.env.SHOTS || path.join(WS, '..', 'shots');
 const CRASH_LOG = 'torchrun_python_exception.log';
-const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/nccl_fix.log';
+const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/nccl_cuda_oom.log';
 fs.mkdirSync(SHOTS, { recursive: true });
 const t0 = Date.now();
 const log = (...a) => console.log(`[drive ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);

@@ -133,7 +133,10 @@ async def insert_exports(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str,
         raise _invalid(f"{INSERT_EXPORTS}: cannot read {script}: {exc.strerror or exc}") from None
     if edit is None:
         return {"applied": False, "reason": "The script already exports these values."}
-    result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="mltriage: add exports"))
+    try:
+        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="mltriage: add exports"))
+    except Exception as exc:  # a client without workspace/applyEdit, or one that failed
+        return {"applied": False, "reason": f"The editor did not apply the edit: {exc}"}
     return {"applied": bool(result.applied), "reason": result.failure_reason}
 
 
