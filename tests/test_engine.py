@@ -151,3 +151,21 @@ def test_requires_can_be_met_by_a_traceback_frame(tmp_path):
     sig = Signature.model_validate(base)
     lib = Library(rules={sig.id: Rule.from_signature(sig, tmp_path / "x.toml")}, root=tmp_path)
     assert diagnose_text(CHAINED, library=lib).findings == []
+
+
+def test_oom_interpretation_follows_the_numbers():
+    root = Path(__file__).resolve().parent.parent
+    # a single 200 GiB request on a 139.8 GiB H200 (recorded on the device machine)
+    d = diagnose_path(root / "zoo" / "gpu" / "nccl_oom" / "console.log")
+    oom = d.findings[0]
+    assert oom.signature == "cuda-oom"
+    assert "PYTORCH_CUDA_ALLOC_CONF" not in oom.fix.env
+    assert any("larger than the whole GPU" in n for n in oom.notes)
+    # a fragmentation case keeps expandable segments (sample built from the allocator's format string)
+    import tomllib
+
+    sig = tomllib.loads((root / "signatures" / "cuda" / "cuda-oom.toml").read_text())
+    fragmented = next(s for s in sig["samples"]["positive"] if s.get("facts", {}).get("reserved_unallocated") == "30.93 GiB")
+    d = diagnose_text(fragmented["text"])
+    assert d.findings[0].fix.env["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+    assert any("fragmentation" in n for n in d.findings[0].notes)

@@ -11,6 +11,7 @@ from mltriage.attach import PASTED_SCAN_BYTES, attach_pasted_topology
 from mltriage.errorfile import MAX_ERROR_FILE, as_log_text
 from mltriage.flight_recorder import FlightRecorderError, RankTrace, load_dump, rank_of, summarize
 from mltriage.findings import build_findings, order_findings
+from mltriage.interpret import interpret
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
 from mltriage.reader import InputError, Source, collect_sources, iter_blocks
@@ -94,6 +95,7 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
             scanner.feed(block)
         scanner.end()
     findings = order_findings(build_findings(scanner), names)
+    interpret(findings)
     diagnosis = Diagnosis(findings=findings, sources=names)
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read

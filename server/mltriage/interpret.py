@@ -1,0 +1,64 @@
+"""Read the numbers a finding captured and narrow its fix to the one that applies.
+
+A signature's fix lists every remedy for its failure; the captured facts often say which one this
+log needs. Interpreters are small, per-signature and conservative: they add a note that cites the
+numbers and drop a remedy only when the numbers rule it out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from mltriage.model import Finding
+
+_UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB)\s*$")
+
+
+def size_bytes(text: str | None) -> float | None:
+    m = _SIZE.match(text or "")
+    return float(m.group(1)) * _UNITS[m.group(2)] if m else None
+
+
+def _cuda_oom(f: Finding) -> None:
+    facts = f.facts
+    requested, total = size_bytes(facts.get("requested")), size_bytes(facts.get("total"))
+    free, allocated = size_bytes(facts.get("free")), size_bytes(facts.get("allocated"))
+    cached = size_bytes(facts.get("reserved_unallocated"))
+    if requested is not None and total is not None and requested > total:
+        f.notes.append(
+            f"one allocation of {facts['requested']} is larger than the whole GPU ({facts['total']}): "
+            "no allocator setting can satisfy it; shrink or shard that tensor"
+        )
+        f.fix.env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+        return
+    if cached is not None and total is not None and requested is not None:
+        if cached >= requested or cached > 0.1 * total:
+            f.notes.append(
+                f"fragmentation: {facts['reserved_unallocated']} is reserved by PyTorch but unallocated "
+                f"(the request was {facts['requested']}): expandable segments should fix this"
+            )
+            f.confidence = min(0.99, f.confidence + 0.02)
+            return
+        f.notes.append(
+            f"no fragmentation to reclaim (only {facts['reserved_unallocated']} cached): the working set does not fit"
+            + (f" ({facts['allocated']} allocated by tensors of {facts['total']})" if allocated is not None else "")
+            + "; reduce batch or sequence length, checkpoint activations, or shard"
+        )
+        f.fix.env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if free is not None and allocated is not None and total is not None and total - free - allocated > 0.2 * total:
+        f.notes.append(
+            f"about {(total - free - allocated) / 1024**3:.1f} GiB of this GPU is held outside PyTorch's tensors "
+            "(other processes, the CUDA context, NCCL buffers): check nvidia-smi for other processes"
+        )
+
+
+INTERPRETERS: dict[str, Callable[[Finding], None]] = {"cuda-oom": _cuda_oom}
+
+
+def interpret(findings: list[Finding]) -> None:
+    for finding in findings:
+        hook = INTERPRETERS.get(finding.signature)
+        if hook is not None:
+            hook(finding)
