@@ -162,3 +162,17 @@ def test_probe_subcommand_without_a_gpu_explains_in_one_line(tmp_path):
     lines = r.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "no usable GPU" in lines[0]
     assert b"Traceback" not in r.stderr
+
+
+def test_a_backtracking_regex_costs_a_warning_not_a_hang(tmp_path):
+    root = _copy_one(tmp_path)
+    base = (root / "host" / "host-oom-killer.toml").read_text()
+    (root / "host" / "host-oom-killer.toml").write_text(
+        base.replace("patterns = [\n", "patterns = [\n    'Out of memory:(\\s*\\S*\\s*)*constraint$',\n", 1)
+    )
+    log = tmp_path / "dmesg.log"
+    line = "Out of memory: Killed process 48213 (python)" + " " * 20_000 + "constraint!"
+    log.write_text(line + "\n")
+    r = run_cli("diagnose", str(log), "--json", env={"MLTRIAGE_SIGNATURES": str(root)}, timeout=60)
+    doc = json.loads(r.stdout)
+    assert any("time limit" in w for w in doc["warnings"]), doc["warnings"]
