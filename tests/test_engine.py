@@ -34,6 +34,9 @@ def test_chained_traceback_is_one_block_with_the_final_exception():
         ("[1,6]<stderr>:NCCL WARN x", 6, "NCCL WARN x"),
         ("(VllmWorker rank=1 pid=4242) ERROR boom", 1, "ERROR boom"),
         ("(RayWorkerWrapper pid=4242, ip=10.0.0.2) x", None, "x"),
+        ("(VllmWorker TP1 pid=4242) ERROR x", 1, "ERROR x"),
+        ("(Worker_TP3 pid=4242) x", 3, "x"),
+        ("(EngineCore_DP0 pid=4242) x", None, "x"),
     ],
 )
 def test_launcher_prefixes_are_peeled(line, rank, message):
@@ -169,3 +172,21 @@ def test_oom_interpretation_follows_the_numbers():
     d = diagnose_text(fragmented["text"])
     assert d.findings[0].fix.env["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
     assert any("fragmentation" in n for n in d.findings[0].notes)
+
+
+@pytest.mark.parametrize(
+    "relative, rank, host",
+    [
+        ("run/attempt_0/3/stderr.log", 3, None),  # torchrun --log-dir
+        ("slurm-81234-5.out", 5, None),  # srun --output=slurm-%j-%t.out
+        ("logs/node-gpu017/rank_12.log", 12, "gpu017"),  # %N folder, rank file
+        ("train.rank7.log", 7, None),
+        ("worker-2.log", 2, None),
+        ("train.log", None, None),
+    ],
+)
+def test_rank_and_host_from_file_names(tmp_path, relative, rank, host):
+    from mltriage.reader import source_for_path
+
+    src = source_for_path(tmp_path / relative, relative)
+    assert (src.rank, src.host) == (rank, host)

@@ -37,7 +37,7 @@ _PREFIX = re.compile(
       | \[(?P<role>[A-Za-z_][\w-]{0,30}?)(?P<role_rank>\d{1,6})\]:  # [default3]: (torchrun --tee)
       | \[(?P<mpi_job>\d{1,6}),(?P<mpi_rank>\d{1,6})\]<std(?:out|err)>:  # Open MPI --tag-output
       | (?P<srun_rank>\d{1,6}):[ \t]                              # srun -l
-      | \((?P<ray_tag>[A-Za-z_][\w.-]{0,40})?[ ,]*(?P<ray_kv>(?:(?:rank|pid|ip|node)=[\w.:-]{1,64}[ ,]*){1,4})\)   # Ray/vLLM worker tag
+      | \((?P<ray_tag>[A-Za-z_][\w.-]{0,40}(?:[ ][A-Za-z_][\w.-]{0,20}){0,2})?[ ,]*(?P<ray_kv>(?:(?:rank|pid|ip|node)=[\w.:-]{1,64}[ ,]*){1,4})\)   # Ray/vLLM worker tag
       | (?P<nccl_host>[A-Za-z0-9][\w.-]{0,62}):(?P<nccl_pid>\d{1,8}):(?P<nccl_tid>\d{1,8})[ \t]\[(?P<nccl_dev>\d{1,3})\][ \t]  # NCCL
       | (?P<iso>\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?)  # ISO
       | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]+(?P<glog_pid>\d+)[ ][^\]\s]{1,200}\])  # glog/c10
@@ -51,7 +51,7 @@ _PREFIX = re.compile(
     re.VERBOSE,
 )
 _KV = re.compile(r"(rank|pid|ip|node)=([\w.:-]+)")
-_TP_RANK = re.compile(r"_TP(\d+)")
+_TP_RANK = re.compile(r"(?:^|[_ ])TP(\d+)\b")  # vLLM: (Worker_TP1 pid=..), (VllmWorker TP1 pid=..)
 
 
 def parse_prefixes(line: str) -> LineContext:
