@@ -58,3 +58,12 @@ def test_healthy_corpus_has_no_error_level_findings(library):
     files = [p for p in corpus.rglob("*") if p.is_file()]
     assert len(files) >= 2
     assert check_healthy_corpus(library, corpus) == []
+
+
+def test_committed_json_schema_is_current():
+    import json
+
+    from mltriage.schema import json_schema
+
+    committed = json.loads((signatures_dir() / "signature.schema.json").read_text())
+    assert committed == json_schema(), "run: mltriage signatures schema > signatures/signature.schema.json"
