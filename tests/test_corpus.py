@@ -27,6 +27,8 @@ EXPECTED = {
     "cpu/dataloader_worker_sigbus.log": "dataloader-worker-bus-error",
     "cpu/dataloader_worker_sigkill.log": "dataloader-worker-killed",
     "cpu/ddp_unused_parameters.log": "torch-ddp-unused-parameters",
+    "cpu/ddp_detail_segv_torchrun.log": "torchrun-worker-sigsegv",
+    "cpu/ddp_detail_segv_torchrun_faulthandler.log": "python-fatal-signal",
     "cpu/gloo_peer_killed.log": "torch-gloo-connection-closed",
     "cpu/init_pg_unreachable.log": "torch-tcpstore-connect-timeout",
     "cpu/nan_anomaly.log": "numerics-anomaly-nan-backward",

@@ -129,10 +129,21 @@ def triage(
         _promote(d, finding)
 
     chain = [reason] if reason else []
-    collateral = sorted({f.rank for f in errors if f.rank is not None and f.rank != initiator})
+    root = d.root_cause
+    if not chain and root is not None:
+        # no rank stands out: say what failed, and that the evidence does not single out a rank
+        ranks = sorted({f.rank for f in d.findings if f.signature == root.signature and f.rank is not None})
+        where = f" on ranks {ranks_text(ranks)}" if len(ranks) > 1 else ""
+        chain.append(f"{root.title}{where} ({_where(root)}); the evidence does not single out one initiating rank")
+    followers = [
+        f for f in errors
+        if f.rank is not None and f.rank != initiator
+        and (initiator is not None or (f.role == "collateral" and (root is None or f.signature != root.signature)))
+    ]
+    collateral = sorted({f.rank for f in followers})
     if collateral:
-        kinds = list(dict.fromkeys(f.title for f in errors if f.rank in collateral))
-        seqs = sorted({s for f in errors if f.rank in collateral and (s := _seq(f)) is not None})
+        kinds = list(dict.fromkeys(f.title for f in followers))
+        seqs = sorted({s for f in followers if (s := _seq(f)) is not None})
         seq_text = f" (collective SeqNum {', '.join(map(str, seqs))})" if seqs else ""
         label = "ranks" if len(collateral) > 1 else "rank"
         after = " after it" if initiator is not None else ""
