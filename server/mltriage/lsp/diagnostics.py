@@ -111,7 +111,8 @@ class Diagnostics:
             return
         lines = editor_lines(text)
         large = len(lines) >= self.server.settings.progress_lines or len(text) >= self.server.settings.progress_bytes
-        progress = await Progress.start(self.server, f"Diagnosing {_name(uri)} ({len(lines):,} lines)") if large else None
+        count = len(lines) - (lines[-1] == "")
+        progress = await Progress.start(self.server, f"Diagnosing {_name(uri)} ({count:,} lines)") if large else None
         started = time.perf_counter()
         try:
             diagnosis = await self._diagnose(text, uri, progress)
