@@ -8,6 +8,7 @@ error-level that is not the root cause is marked as its consequence (``caused_by
 
 from __future__ import annotations
 
+import re
 import string
 from functools import cmp_to_key
 from collections.abc import Iterable
@@ -16,6 +17,7 @@ from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
 from mltriage.scanner import Hit, Scanner, TracebackBlock
 
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
 _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
 
@@ -102,6 +104,13 @@ def _finding_from_hit(hit: Hit) -> Finding:
     if rank is not None:
         facts.setdefault("rank", str(rank))
     masked_facts = {k: mask_secrets(v) for k, v in facts.items()}
+    env, steps = {}, [fill(s, masked_facts) for s in rule.fix_steps]
+    for name, value in rule.fix_env.items():
+        value = fill(value, masked_facts)
+        if _PLACEHOLDER.search(value):  # this log lacks the fact: an export must never paste half-filled
+            steps.insert(0, f"Set `{name}={value}`, filling in {', '.join(sorted(set(_PLACEHOLDER.findall(value))))} from your logs")
+        else:
+            env[name] = value
     return Finding(
         signature=rule.id,
         title=fill(rule.title, masked_facts),
@@ -120,8 +129,8 @@ def _finding_from_hit(hit: Hit) -> Finding:
         root_cause=fill(rule.summary, masked_facts),
         fix=Fix(
             summary=fill(rule.fix_summary, masked_facts),
-            env=dict(rule.fix_env),
-            steps=[fill(s, masked_facts) for s in rule.fix_steps],
+            env=env,
+            steps=steps,
             commands=[fill(c, masked_facts) for c in rule.fix_commands],
         ),
         verify=fill(rule.verify, masked_facts),
