@@ -64,7 +64,7 @@ cat > "$RUN/ud/User/settings.json" <<'JSON'
   "extensions.ignoreRecommendations": true, "chat.disableAIFeatures": true, "workbench.startupEditor": "none",
   "update.mode": "none", "workbench.enableExperiments": false, "security.workspace.trust.enabled": false,
   "terminal.integrated.enablePersistentSessions": false, "terminal.integrated.defaultProfile.linux": "bash",
-  "workbench.tips.enabled": false, "editor.hover.delay": 300, "files.autoSave": "off" }
+  "workbench.tips.enabled": false, "git.openRepositoryInParentFolders": "never", "editor.hover.delay": 300, "files.autoSave": "off" }
 JSON
 "$CS" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/exts" --install-extension "$VSIX" 2>&1 | tail -1
 

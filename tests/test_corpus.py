@@ -13,6 +13,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 EXPECTED = {
     "gpu/compute_sanitizer_illegal_write.log": "cuda-compute-sanitizer-invalid-access",
     "gpu/cuda_oom.log": "cuda-oom",
+    "gpu/dmesg_xid31_illegal_address.log": "host-xid-mmu-fault",
     "gpu/device_assert_embedding.log": "cuda-kernel-assertion-failed",
     "gpu/device_assert_index.log": "cuda-kernel-assertion-failed",
     "gpu/illegal_address_torch.log": "cuda-illegal-memory-access",

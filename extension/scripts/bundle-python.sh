@@ -8,7 +8,7 @@
 # Wheels are fetched from the package index once and cached in .whl/ (git-ignored).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=$ROOT/extension/bundled
+OUT=${MLTRIAGE_BUNDLE_OUT:-$ROOT/extension/bundled}
 REQ=$ROOT/extension/requirements
 CACHE=${MLTRIAGE_WHEEL_CACHE:-$ROOT/.whl}
 ABIS=${MLTRIAGE_BUNDLE_PYTHONS:-"3.11 3.12 3.13 3.14"}

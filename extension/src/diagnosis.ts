@@ -37,6 +37,7 @@ export function exportsText(env: Record<string, string>): string {
 }
 
 function shellQuote(value: string): string {
+  if (value.includes('$(')) { return `"${value}"`; } // a computed value stays a command substitution
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'"'"'`)}'`;
 }
 

@@ -58,7 +58,9 @@ export class TerminalWatcher implements vscode.Disposable {
     const output = reading ? await reading.catch(() => '') : '';
     this.lastOutput.set(e.terminal, output);
     const enabled = vscode.workspace.getConfiguration('mltriage').get<boolean>('terminal.detectFailures', true);
-    if (!enabled || e.exitCode === 0 || !output.trim()) { return; }
+    if (!enabled || e.exitCode === 0) { return; }
+    this.deps.log.info(`terminal command exited ${e.exitCode ?? '(no exit code)'} with ${output.length} characters of output`);
+    if (!output.trim()) { return; }
     let diagnosis: DiagnosisJson;
     try {
       diagnosis = await this.deps.diagnose(output);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -39,3 +40,63 @@ def line_of(path: Path, needle: str) -> int:
         if needle in line:
             return number
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+class RawServer:
+    """A language server process spoken to in raw JSON-RPC over its stdio (no client library)."""
+
+    def __init__(self, process) -> None:
+        self.process = process
+        self._next = 0
+
+    @classmethod
+    async def start(cls, *command: str, env: dict[str, str] | None = None) -> "RawServer":
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
+        )
+        return cls(process)
+
+    def send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def receive(self, match) -> dict:
+        while True:
+            length = 0
+            while (line := await self.process.stdout.readline()).strip():
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not length:
+                raise AssertionError("server closed its output: " + (await self.process.stderr.read()).decode()[-2000:])
+            message = json.loads(await self.process.stdout.readexactly(length))
+            if match(message):
+                return message
+
+    async def request(self, method: str, params: dict | None = None, msg_id=None, timeout: float = 60) -> dict:
+        self._next += 1
+        msg_id = self._next if msg_id is None else msg_id
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
+        return await asyncio.wait_for(self.receive(lambda m: m.get("id") == msg_id and "method" not in m), timeout)
+
+    async def initialize(self, root: Path | None = None) -> dict:
+        answer = await self.request("initialize", {"capabilities": {}, "rootUri": root.as_uri() if root else None})
+        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        return answer
+
+    async def diagnostics_for(self, path: Path, timeout: float = 60) -> list[dict]:
+        uri = path.as_uri()
+        self.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "log", "version": 1, "text": path.read_text()}}})
+        message = await asyncio.wait_for(
+            self.receive(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri), timeout
+        )
+        return message["params"]["diagnostics"]
+
+    async def stop(self) -> int:
+        try:
+            await self.request("shutdown", timeout=30)
+            self.send({"jsonrpc": "2.0", "method": "exit"})
+            return await asyncio.wait_for(self.process.wait(), 30)
+        finally:
+            if self.process.returncode is None:
+                self.process.kill()

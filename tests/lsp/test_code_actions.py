@@ -10,14 +10,14 @@ from pytest_lsp import LanguageClient
 
 from helpers import open_document, wait_for_diagnostics
 
-FIX_LOG = "nccl_cuda_oom.log"  # rank 1 CUDA OOM on an H200 pair; the fix sets PYTORCH_CUDA_ALLOC_CONF
+FIX_LOG = "torchrun_collective_mismatch.log"  # rank 1 all_reduces another shape; the fix sets TORCH_DISTRIBUTED_DEBUG
 
 
 async def root_cause_with_env(client: LanguageClient, workspace: Path) -> tuple[str, types.Diagnostic]:
     log = workspace / "logs" / FIX_LOG
     uri = open_document(client, log)
     diagnostics = await wait_for_diagnostics(client, uri)
-    scenario = json.loads((workspace / "logs" / "nccl_cuda_oom.scenario.json").read_text())
+    scenario = json.loads((workspace / "logs" / "torchrun_collective_mismatch.scenario.json").read_text())
     roots = [d for d in diagnostics if d.data["role"] == "root-cause" and d.data["env"]]
     assert roots, [d.code for d in diagnostics]
     assert roots[0].data["rank"] == scenario["initiating_rank"]
@@ -50,12 +50,12 @@ async def test_export_fix_is_offered_for_each_launch_script(client: LanguageClie
     assert {Path(a.data["script"]).name for a in script_actions} == {"train.slurm", "launch.sh"}, titles
     assert all(a.kind == types.CodeActionKind.QuickFix for a in script_actions)
     assert script_actions[0].is_preferred
-    assert all("PYTORCH_CUDA_ALLOC_CONF" in a.title for a in script_actions)
+    assert all("TORCH_DISTRIBUTED_DEBUG" in a.title for a in script_actions)
     # the non-edit actions: pick a script, copy, open the entry (commands run by the client)
     assert any("copy the fix's exports" in t for t in titles)
     assert any(f"open the entry for {diagnostic.code}" in t for t in titles)
     # nothing was written: only offered
-    assert "PYTORCH_CUDA_ALLOC_CONF" not in (workspace / "train.slurm").read_text()
+    assert "TORCH_DISTRIBUTED_DEBUG" not in (workspace / "train.slurm").read_text()
 
 
 async def test_resolved_edit_goes_after_the_sbatch_header(client: LanguageClient, workspace: Path):
@@ -71,8 +71,8 @@ async def test_resolved_edit_goes_after_the_sbatch_header(client: LanguageClient
     script = (workspace / "train.slurm").read_text()
     after = apply(script, change.edits[0]).split("\n")
     header_end = after.index("# Fine-tune on two nodes.")
-    assert after[header_end + 1].startswith("# mltriage fix for cuda-oom")
-    assert after[header_end + 2] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    assert after[header_end + 1].startswith("# mltriage fix for torch-collective-mismatch")
+    assert after[header_end + 2] == "export TORCH_DISTRIBUTED_DEBUG=DETAIL"
     assert after[header_end + 3] == ""  # the blank line before `set -euo pipefail` is kept
     assert after[: header_end + 1] == script.split("\n")[: header_end + 1]  # every #SBATCH line stays on top
 
@@ -96,7 +96,7 @@ async def test_open_script_edit_carries_its_version(client: LanguageClient, work
 
 async def test_no_offer_when_the_script_already_exports_it(client: LanguageClient, workspace: Path):
     slurm = workspace / "train.slurm"
-    slurm.write_text(slurm.read_text().replace("set -euo", "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nset -euo"))
+    slurm.write_text(slurm.read_text().replace("set -euo", "export TORCH_DISTRIBUTED_DEBUG=DETAIL\nset -euo"))
     uri, diagnostic = await root_cause_with_env(client, workspace)
     actions = await code_actions(client, uri, diagnostic)
     scripts = [Path(a.data["script"]).name for a in actions if isinstance(a, types.CodeAction) and a.data and "script" in a.data]

@@ -4,14 +4,15 @@ keeps answering while it works."""
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 import time
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcRequestCancelled
 from pytest_lsp import LanguageClient
 
+from conftest import server_env
 from helpers import open_document, wait_for_diagnostics
 
 REPEAT = 600  # 600 copies of a real 167-line torchrun log: ~100,000 lines, ~7 MB, ~2 s to diagnose
@@ -69,15 +70,52 @@ async def test_hover_answers_while_a_large_log_is_diagnosed(client: LanguageClie
         latencies.append(time.perf_counter() - started)
         assert hover is not None
     assert big_uri not in client.diagnostics, "the large log must still be running for this test to mean anything"
-    assert max(latencies) < 0.5, latencies
+    # a whole run takes ~2 s; an event loop blocked by it would answer in ~2 s
+    assert sorted(latencies)[2] < 0.25 and max(latencies) < 1.0, latencies
 
 
-async def test_cancel_request_of_a_long_command(client: LanguageClient, workspace: Path):
-    text = big_log(workspace).read_text()
-    future = client.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams(command="mltriage.diagnoseText", arguments=[text]), msg_id="long-one"
+async def test_cancel_request_waiting_behind_a_long_run(workspace: Path):
+    # The engine works one job at a time: while a large log runs, a diagnoseText request waits and
+    # the client gives up on it ($/cancelRequest). Spoken in raw JSON-RPC over the server's stdio,
+    # because the test client's own writes can reach the server out of order with the cancel.
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mltriage.server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, env=server_env(),
     )
-    await asyncio.sleep(0.2)
-    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="long-one"))
-    with pytest.raises(JsonRpcRequestCancelled):
-        await asyncio.wait_for(future, 30)
+
+    def send(message: dict) -> None:
+        body = json.dumps(message).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def receive(msg_id) -> dict:
+        while True:
+            length = 0
+            while (line := await server.stdout.readline()).strip():
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(await server.stdout.readexactly(length))
+            if message.get("id") == msg_id:
+                return message
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        await receive(1)
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        big = big_log(workspace)
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": big.as_uri(), "languageId": "log", "version": 1, "text": big.read_text()}}})
+        await asyncio.sleep(0.3)
+        text = (workspace / "logs" / "torchrun_sigkill.log").read_text()
+        send({"jsonrpc": "2.0", "id": "waiting", "method": "workspace/executeCommand",
+              "params": {"command": "mltriage.diagnoseText", "arguments": [text]}})
+        await asyncio.sleep(0.1)
+        send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "waiting"}})
+        answer = await asyncio.wait_for(receive("waiting"), 30)
+        assert answer["error"]["code"] == -32800, answer  # RequestCancelled
+        send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        await asyncio.wait_for(receive(2), 30)
+        send({"jsonrpc": "2.0", "method": "exit"})
+        await asyncio.wait_for(server.wait(), 30)
+    finally:
+        if server.returncode is None:
+            server.kill()

@@ -10,7 +10,7 @@ const PORT = process.env.PORT;
 const WS = process.env.WS;
 const SHOTS = process.env.SHOTS || path.join(WS, '..', 'shots');
 const CRASH_LOG = 'torchrun_python_exception.log';
-const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/nccl_cuda_oom.log';
+const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/torchrun_collective_mismatch.log';
 fs.mkdirSync(SHOTS, { recursive: true });
 const t0 = Date.now();
 const log = (...a) => console.log(`[drive ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -86,7 +86,7 @@ function lineOf(file, needle) {
     const last = lineOf(`logs/${CRASH_LOG}`, '[rank2]: IndexError');
     await page.locator('.monaco-editor .view-lines').first().click();
     await goToLine(page, first);
-    for (let i = first; i <= last; i++) { await page.keyboard.press('Shift+Down'); }
+    for (let i = first; i <= last; i++) { await page.keyboard.press('Shift+ArrowDown'); }
     await command(page, 'mltriage: Diagnose Selection');
     await page.locator('.tabs-container .tab', { hasText: 'mltriage:' }).first().waitFor({ timeout: 30000 });
     await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view.png') });
@@ -94,16 +94,23 @@ function lineOf(file, needle) {
 
   await step('quick fix inserts the exports into train.slurm', async () => {
     const before = fs.readFileSync(path.join(WS, 'train.slurm'), 'utf8');
+    await command(page, 'View: Close All Editors');
     await openFile(page, FIX_LOG);
+    // the cursor onto the initiating rank's error (rank 1's "Detected mismatch" line), inside the match
+    await goToLine(page, lineOf(FIX_LOG, '[rank1]: RuntimeError: Detected mismatch'));
     await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 60000 });
-    await page.keyboard.press('F8'); // go to the first problem: puts the cursor on it
-    await page.keyboard.press('Escape');
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 40; i++) { await page.keyboard.press('ArrowRight'); }
     await page.keyboard.press('Control+.');
     const item = page.locator('.action-widget .monaco-list-row', { hasText: 'to train.slurm' }).first();
     await item.waitFor({ timeout: 20000 });
     await page.screenshot({ path: path.join(SHOTS, 'quickfix.png') });
     await item.click();
-    await command(page, 'File: Save All');
+    // the edit lands in train.slurm's buffer (unsaved, so the user can review or undo it): save it
+    const tab = page.locator('.tabs-container .tab', { hasText: 'train.slurm' }).first();
+    await tab.waitFor({ timeout: 20000 });
+    await tab.click();
+    await page.keyboard.press('Control+S');
     const deadline = Date.now() + 20000;
     let after = before;
     while (after === before && Date.now() < deadline) { await new Promise((r) => setTimeout(r, 200)); after = fs.readFileSync(path.join(WS, 'train.slurm'), 'utf8'); }

@@ -6,7 +6,7 @@ const vscode = require('vscode');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const CRASH_LOG = 'logs/torchrun_python_exception.log';
 // a log whose root cause has an env fix (see tests/lsp/data/README.md)
-const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/nccl_cuda_oom.log';
+const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/torchrun_collective_mismatch.log';
 
 function wsUri(rel) { return vscode.Uri.joinPath(vscode.workspace.workspaceFolders[0].uri, rel); }
 

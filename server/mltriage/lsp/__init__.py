@@ -12,6 +12,11 @@ import sys
 def main() -> None:
     """Start the server over stdio; logs go to stderr (the client shows them in its output channel)."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # pygls logs every message at INFO
     from mltriage.lsp.app import build_server
+
+    # The engine thread holds the GIL in long stretches; hand it back more often so the event loop
+    # (hovers, cancellations) gets its turn sooner.
+    sys.setswitchinterval(0.001)
 
     build_server().start_io()

@@ -7,9 +7,10 @@ cancellations while a large log is diagnosed, and diagnoses never race each othe
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import Any
 
-from mltriage.lsp.text import normalise
+from mltriage.lsp.text import editor_lines, normalise
 
 ENGINE_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mltriage-engine")
 
@@ -27,10 +28,20 @@ def diagnose(text: str, source: str) -> Any:
     return diagnose_text(normalise(text), source=source)
 
 
+def diagnose_document(text: str, source: str) -> tuple[Any, list[str]]:
+    """The diagnosis and the editor's lines of ``text`` (split here, off the event loop)."""
+    return diagnose(text, source), editor_lines(text)
+
+
 def explain(signature: str, facts: dict[str, str] | None) -> str:
     from mltriage.explain import render_entry_markdown
 
     return render_entry_markdown(signature, facts or None)
+
+
+@lru_cache(maxsize=256)
+def explain_cached(signature: str, facts: tuple[tuple[str, str], ...]) -> str:
+    return explain(signature, dict(facts))
 
 
 def known_signature(signature: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -39,7 +38,7 @@ def _header(finding: Any) -> str:
 
 def register(server: MltriageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: MltriageServer, params: types.HoverParams) -> types.Hover | None:
+    def hover(ls: MltriageServer, params: types.HoverParams) -> types.Hover | None:
         result = ls.diagnostics.results.get(params.text_document.uri)
         if result is None:
             return None
@@ -47,10 +46,9 @@ def register(server: MltriageServer) -> None:
         if not pairs:
             return None
         finding, diagnostic = pairs[0]
-        # rendering reads the library: cheap, but keep it off the loop like every engine call
-        markdown = await asyncio.get_running_loop().run_in_executor(
-            None, engine_calls.explain, finding.signature, dict(finding.facts)
-        )
+        # rendered on the loop (a few ms, cached): a hop to a worker thread would queue behind the
+        # engine for the GIL while a large log is being diagnosed
+        markdown = engine_calls.explain_cached(finding.signature, tuple(sorted(finding.facts.items())))
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{_header(finding)}\n\n{markdown}"),
             range=diagnostic.range,

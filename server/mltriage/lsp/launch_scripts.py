@@ -70,8 +70,16 @@ def insertion_line(lines: list[str]) -> int:
     return last_header + 1
 
 
+def shell_value(value: str) -> str:
+    """A value as the shell should see it: fixes may compute a value (`$(ip route ...)`), which
+    must stay a command substitution; everything else is quoted literally."""
+    if "$(" in value:
+        return f'"{value}"'
+    return shlex.quote(value)
+
+
 def export_lines(env: dict[str, str]) -> list[str]:
-    return [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+    return [f"export {name}={shell_value(value)}" for name, value in env.items()]
 
 
 def missing_exports(text: str, env: dict[str, str]) -> dict[str, str]:

@@ -11,16 +11,23 @@ from __future__ import annotations
 import re
 
 _EDITOR_EOL = re.compile(r"\r\n|\r|\n")
-_OTHER_SEPARATORS = str.maketrans({c: " " for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+_CR = re.compile(r"\r\n?")
+_OTHER_SEPARATORS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def editor_lines(text: str) -> list[str]:
-    return _EDITOR_EOL.split(text)
+    return _EDITOR_EOL.split(text) if "\r" in text else text.split("\n")
 
 
 def normalise(text: str) -> str:
-    """The text the engine sees: one LF per editor line break, nothing else that splits a line."""
-    return "\n".join(editor_lines(text.translate(_OTHER_SEPARATORS)))
+    """The text the engine sees: one LF per editor line break, nothing else that splits a line.
+
+    Each step runs only when needed: this holds the GIL, and a 100 MB log must not stall hovers."""
+    if "\r" in text:
+        text = _CR.sub("\n", text)
+    if _OTHER_SEPARATORS.search(text):
+        text = _OTHER_SEPARATORS.sub(" ", text)
+    return text
 
 
 def utf16_column(line: str, column: int) -> int:

@@ -1,0 +1,38 @@
+"""Where exports go in a launch script, and how values are written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mltriage.lsp.launch_scripts import export_lines, find_launch_scripts, insertion_line, missing_exports
+
+
+def test_insertion_after_shebang_sbatch_and_comments():
+    lines = ["#!/bin/bash", "#SBATCH -N 2", "# header", "", "set -e", "srun python train.py"]
+    assert insertion_line(lines) == 3
+    assert insertion_line(["torchrun train.py"]) == 0
+    assert insertion_line(["#!/bin/sh"]) == 1
+    assert insertion_line([]) == 0
+
+
+def test_values_are_quoted_but_computed_values_stay_computed():
+    assert export_lines({"NCCL_P2P_DISABLE": "1"}) == ["export NCCL_P2P_DISABLE=1"]
+    assert export_lines({"NCCL_DEBUG_SUBSYS": "INIT,NET GRAPH"}) == ["export NCCL_DEBUG_SUBSYS='INIT,NET GRAPH'"]
+    computed = "$(ip -o -4 route show to default | awk '{print $5}')"
+    assert export_lines({"NCCL_SOCKET_IFNAME": computed}) == [f'export NCCL_SOCKET_IFNAME="{computed}"']
+
+
+def test_missing_exports_ignores_those_already_set():
+    script = "#!/bin/bash\nexport NCCL_P2P_DISABLE=1\nexport NCCL_DEBUG='INFO'  # noisy\n"
+    assert missing_exports(script, {"NCCL_P2P_DISABLE": "1", "NCCL_DEBUG": "INFO", "NCCL_IB_DISABLE": "1"}) == {"NCCL_IB_DISABLE": "1"}
+    assert missing_exports(script, {"NCCL_P2P_DISABLE": "0"}) == {"NCCL_P2P_DISABLE": "0"}
+
+
+def test_find_launch_scripts(tmp_path: Path):
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "x.sh").write_text("torchrun a.py\n")
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n# torchrun mentioned only in a comment\necho hi\n")
+    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH -N1\nsrun python train.py\n")
+    (tmp_path / "eval.sh").write_text("python3 eval.py\n")
+    found = [c.path.name for c in find_launch_scripts([tmp_path])]
+    assert found == ["job.sbatch", "eval.sh"]

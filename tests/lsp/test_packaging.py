@@ -1,0 +1,91 @@
+"""The extension's Python bundle really runs: built the way `npm run package` builds it, started the
+way the extension starts it (`python -I extension/tool/start.py`), on every CPython this machine has
+from 3.11 on, each without site-packages of ours. Older Pythons are refused in words."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import RawServer
+
+REPO = Path(__file__).resolve().parents[2]
+LOGS = Path(__file__).resolve().parent / "data" / "logs"
+
+
+def pythons(low: tuple[int, int], high: tuple[int, int]) -> list[str]:
+    """One interpreter per version in [low, high) among those installed side by side (pyenv)."""
+    found = {}
+    for candidate in sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3")) + [shutil.which("python3.11") or ""]:
+        if not candidate or not os.access(candidate, os.X_OK):
+            continue
+        out = subprocess.run([candidate, "-I", "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
+                             capture_output=True, text=True)
+        if out.returncode == 0:
+            version = tuple(map(int, out.stdout.split()))
+            if low <= version < high:
+                found.setdefault(version, candidate)
+    return [found[v] for v in sorted(found)]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("ext")
+    (root / "tool").mkdir()
+    shutil.copy(REPO / "extension" / "tool" / "start.py", root / "tool" / "start.py")
+    env = dict(os.environ, MLTRIAGE_BUNDLE_OUT=str(root / "bundled"))
+    subprocess.run(["bash", str(REPO / "extension" / "scripts" / "bundle-python.sh")], check=True, env=env, capture_output=True)
+    return root
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "MLTRIAGE"))}
+    env["PATH"] = "/usr/bin:/bin"
+    return env
+
+
+SUPPORTED = pythons((3, 11), (4, 0))
+
+
+@pytest.mark.parametrize("python", SUPPORTED, ids=[Path(p).parts[-3] if "pyenv" in p else p for p in SUPPORTED])
+async def test_bundle_serves_on(python: str, bundle: Path, tmp_path: Path):
+    env = clean_env() | {"MLTRIAGE_CACHE_DIR": str(tmp_path / "cache")}
+    server = await RawServer.start(python, "-I", str(bundle / "tool" / "start.py"), env=env)
+    try:
+        answer = await server.initialize()
+        assert answer["result"]["serverInfo"]["name"] == "mltriage"
+        log = tmp_path / "run.log"
+        shutil.copy(LOGS / "torchrun_python_exception.log", log)
+        diagnostics = await server.diagnostics_for(log)
+        assert any(d["severity"] == 1 for d in diagnostics)
+        hover = await server.request("textDocument/hover", {"textDocument": {"uri": log.as_uri()}, "position": diagnostics[0]["range"]["start"]})
+        assert diagnostics[0]["code"] in hover["result"]["contents"]["value"]
+        # the compiled modules came from the bundle, not from anything installed for this Python
+        probe = subprocess.run(
+            [python, "-I", "-c", f"import sys; sys.path[:0] = {[str(p) for p in (bundle / 'bundled' / 'native').iterdir()]!r}; "
+             "import regex, pydantic_core, hyperscan; print(regex.__file__, pydantic_core.__file__)"],
+            capture_output=True, text=True, env=env)
+        assert probe.returncode == 0 and str(bundle) in probe.stdout, probe.stderr
+        assert await server.stop() == 0
+    finally:
+        if server.process.returncode is None:
+            server.process.kill()
+
+
+def test_at_least_two_supported_pythons_were_tried():
+    assert len(SUPPORTED) >= 2, SUPPORTED
+
+
+@pytest.mark.parametrize("python", pythons((3, 0), (3, 11))[-1:] or ["missing"])
+def test_old_python_is_refused_in_words(python: str, bundle: Path):
+    if python == "missing":
+        pytest.skip("no Python older than 3.11 on this machine")
+    result = subprocess.run([python, "-I", str(bundle / "tool" / "start.py")], capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert result.returncode == 3
+    assert "Python 3.11 or newer is needed" in result.stderr
+    assert "Traceback" not in result.stderr
