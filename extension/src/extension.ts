@@ -107,6 +107,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
       await vscode.window.showTextDocument(doc, { preview: true });
       if (report && (report.status === 'unavailable' || report.status === 'error')) {
         void vscode.window.showWarningMessage(`mltriage: ${String(report.error)}`);
+      } else if (report && report.machine_verdict) {
+        void vscode.window.showInformationMessage(`mltriage P2P probe: ${String(report.machine_verdict)}: ${String(report.message ?? '')}`);
       }
       return report;
     }),

@@ -88,7 +88,8 @@ async def test_bad_arguments_are_clear_errors(client: LanguageClient):
 async def test_run_probe_answers_with_json_without_gpus(client: LanguageClient):
     # this machine has no GPU: the probe must say so in words, never fail with a traceback
     result = await execute(client, "mltriage.runProbe")
-    assert isinstance(result, dict)
+    assert result["schema"] == "mltriage.probe/v1"
+    assert result["machine_verdict"] == "NO_GPU", result.get("message")
     assert "Traceback" not in json.dumps(result)
 
 

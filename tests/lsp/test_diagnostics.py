@@ -95,3 +95,19 @@ async def test_close_clears_diagnostics(client: LanguageClient, workspace: Path)
     client.diagnostics.pop(uri)
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert list(await wait_for_diagnostics(client, uri)) == []
+
+
+async def test_rank_comes_from_a_per_rank_file_name(client: LanguageClient, workspace: Path):
+    # the log itself names no rank; saved as rank5.log (as `torchrun --log-dir` or srun -o %t do),
+    # the file name says which rank it is, exactly as when the CLI reads a directory of rank logs
+    text = (workspace / "logs" / "cuda_illegal_address.log").read_text()
+    named = workspace / "job" / "rank5.log"
+    named.parent.mkdir()
+    named.write_text(text)
+    anonymous = workspace / "job" / "train.log"
+    anonymous.write_text(text)
+    ranked = await wait_for_diagnostics(client, open_document(client, named))
+    plain = await wait_for_diagnostics(client, open_document(client, anonymous))
+    assert [d.data["rank"] for d in ranked if d.data["role"] == "root-cause"] == [5]
+    assert "(rank 5)" in ranked[0].message
+    assert all(d.data["rank"] is None for d in plain)

@@ -67,7 +67,8 @@ async def test_bundle_serves_on(python: str, bundle: Path, tmp_path: Path):
         assert diagnostics[0]["code"] in hover["result"]["contents"]["value"]
         # the compiled modules came from the bundle, not from anything installed for this Python
         probe = subprocess.run(
-            [python, "-I", "-c", f"import sys; sys.path[:0] = {[str(p) for p in (bundle / 'bundled' / 'native').iterdir()]!r}; "
+            [python, "-I", "-c", f"import sys; sys.path[:0] = [{str(bundle / 'bundled' / 'native')!r} + "
+             f"f'/cp{{sys.version_info[0]}}{{sys.version_info[1]}}-linux-x86_64', {str(bundle / 'bundled' / 'libs')!r}]; "
              "import regex, pydantic_core, hyperscan; print(regex.__file__, pydantic_core.__file__)"],
             capture_output=True, text=True, env=env)
         assert probe.returncode == 0 and str(bundle) in probe.stdout, probe.stderr

@@ -24,6 +24,7 @@ async function command(page, title) {
   await input.fill('>' + title);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
   await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
 async function openFile(page, name) {
@@ -38,8 +39,12 @@ async function openFile(page, name) {
 
 async function goToLine(page, line) { // 1-based
   await page.keyboard.press('Control+G');
-  await page.locator('.quick-input-widget input').fill(`:${line}`);
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`:${line}`);
+  await page.locator('.quick-input-widget', { hasText: `go to line ${line}` }).waitFor();
   await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
 function lineOf(file, needle) {
@@ -51,7 +56,9 @@ function lineOf(file, needle) {
 
 (async () => {
   const browser = await launch();
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${PORT}` });
+  const page = await context.newPage();
   globalThis.page = page;
   page.on('pageerror', (e) => log('pageerror', e.message));
   await page.goto(`http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(WS)}`);
@@ -89,6 +96,11 @@ function lineOf(file, needle) {
     for (let i = first; i <= last; i++) { await page.keyboard.press('Shift+ArrowDown'); }
     await command(page, 'mltriage: Diagnose Selection');
     await page.locator('.tabs-container .tab', { hasText: 'mltriage:' }).first().waitFor({ timeout: 30000 });
+    // the webview (an iframe inside an iframe) shows the root cause and how to verify the fix
+    const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+    await view.locator('h2', { hasText: 'Root cause' }).waitFor({ timeout: 30000 });
+    await view.locator('.title', { hasText: 'IndexError' }).waitFor();
+    await view.locator('h2', { hasText: 'Verify' }).waitFor();
     await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view.png') });
   });
 
@@ -127,12 +139,29 @@ function lineOf(file, needle) {
     await page.locator('.terminal-wrapper .xterm').first().waitFor({ timeout: 30000 });
     await new Promise((r) => setTimeout(r, 3000)); // let bash start and shell integration attach
     await page.locator('.terminal-wrapper .xterm').first().click();
-    await page.keyboard.type(`cat logs/${CRASH_LOG}; (exit 1)`);
+    // (see the integration test: output written in the first milliseconds can precede the reader)
+    await page.keyboard.type(`sleep 1; cat logs/${CRASH_LOG}; (exit 1)`);
     await page.keyboard.press('Enter');
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'mltriage:' }).first();
     await toast.waitFor({ timeout: 60000 });
     await toast.locator('.monaco-button', { hasText: 'Show diagnosis' }).waitFor();
     await page.screenshot({ path: path.join(SHOTS, 'terminal-notification.png') });
+  });
+
+  await step('Diagnose Selection on the terminal selection', async () => {
+    await command(page, 'View: Close All Editors');
+    await page.locator('.terminal-wrapper .xterm').first().click();
+    await command(page, 'Terminal: Select All');
+    await page.locator('.terminal-wrapper .xterm').first().click({ button: 'right' });
+    const item = page.locator('.context-view .action-item', { hasText: 'Diagnose Selection' }).first();
+    await item.waitFor();
+    await page.waitForTimeout(300); // the menu fades in; a click during the animation can be dropped
+    await item.click();
+    const closed = await item.waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false);
+    if (!closed) { await page.keyboard.press('Enter'); } // the highlighted item, by keyboard
+    const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+    await view.locator('p.where', { hasText: 'terminal selection' }).waitFor({ timeout: 30000 });
+    await view.locator('.title', { hasText: 'IndexError' }).waitFor();
   });
 
   await page.screenshot({ path: path.join(SHOTS, 'final.png') });

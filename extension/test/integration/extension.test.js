@@ -110,17 +110,24 @@ suite('mltriage extension', () => {
       });
     });
     const detected = new Promise((resolve) => { const sub = api.onDidDetectTerminalFailure((f) => { sub.dispose(); resolve(f); }); });
-    si.executeCommand(`cat ${CRASH_LOG}; exit_code=1; (exit $exit_code)`);
+    // execution.read() yields what is written after the extension starts reading; a command that prints
+    // within milliseconds of starting can beat it (a training run never does), hence the short sleep
+    si.executeCommand(`sleep 1; cat ${CRASH_LOG}; exit_code=1; (exit $exit_code)`);
     const failure = await Promise.race([detected, sleep(60000).then(() => undefined)]);
     assert.ok(failure, 'failure detected');
     assert.strictEqual(failure.exitCode, 1);
     assert.strictEqual(failure.diagnosis.status, 'failure');
+    // "Diagnose Terminal Output" reads the same command's output from shell integration
+    const again = await vscode.commands.executeCommand('mltriage.diagnoseTerminalOutput');
+    assert.strictEqual(again.status, 'failure');
+    assert.deepStrictEqual(again.findings.map((f) => f.signature), failure.diagnosis.findings.map((f) => f.signature));
     term.dispose();
   });
 
   test('the P2P probe answers in words on a machine without GPUs', async () => {
     const report = await vscode.commands.executeCommand('mltriage.runP2PProbe');
     assert.ok(report && typeof report === 'object');
+    assert.strictEqual(report.machine_verdict, 'NO_GPU', JSON.stringify(report).slice(0, 500));
     assert.ok(!/Traceback/.test(JSON.stringify(report)), JSON.stringify(report));
   });
 });

@@ -74,10 +74,8 @@ async def diagnose_text(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, 
 
 
 async def _diagnose_document(ls: MltriageServer, uri: str) -> dict[str, Any]:
-    try:
-        ls.workspace.get_text_document(uri).source
-    except Exception:
-        raise _invalid(f"{DIAGNOSE_TEXT}: {uri} is not open in the editor") from None
+    if uri not in ls.workspace.text_documents:
+        raise _invalid(f"{DIAGNOSE_TEXT}: {uri} is not open in the editor")
     ls.diagnostics.opt_in(uri)
     await ls.diagnostics.wait_idle()
     result = ls.diagnostics.results.get(uri)

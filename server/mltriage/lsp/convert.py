@@ -92,7 +92,7 @@ def to_diagnostics(diagnosis: Any, lines: list[str], uri: str, line_offset: int 
     ranges = [finding_range(f, lines, line_offset, utf16) for f in diagnosis.findings]
     initiating = _initiating_index(diagnosis)
     diagnostics = []
-    for index, (finding, rng) in enumerate(zip(diagnosis.findings, ranges)):
+    for index, (finding, rng) in enumerate(zip(diagnosis.findings, ranges, strict=True)):
         related = None
         cause = getattr(finding, "caused_by", None)
         cause = cause if isinstance(cause, int) and 0 <= cause < len(ranges) else initiating

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from mltriage.lsp.text import editor_lines, normalise
@@ -23,9 +24,17 @@ def warm_up() -> None:
 
 
 def diagnose(text: str, source: str) -> Any:
-    from mltriage.engine import diagnose_text
+    """Diagnose editor text. For a file, its path names the rank/host the way the CLI reads a
+    per-rank log directory (`rank3.log`, `attempt_0/3/stderr.log`), so an opened per-rank log
+    gets the same ranks as `mltriage diagnose <dir>`."""
+    import io
 
-    return diagnose_text(normalise(text), source=source)
+    from mltriage.engine import diagnose_streams
+    from mltriage.reader import Source, source_for_path
+
+    data = normalise(text).encode("utf-8", "surrogatepass")
+    origin = source_for_path(Path(source), source) if source.startswith("/") else Source(name=source)
+    return diagnose_streams([(origin, io.BytesIO(data))])
 
 
 def diagnose_document(text: str, source: str) -> tuple[Any, list[str]]:

@@ -17,7 +17,7 @@ def findings_at(result: Result, line: int) -> list[tuple[Any, Any]]:
     """(finding, diagnostic) pairs for a 0-based editor line: the firing line first, then any
     evidence block (e.g. a traceback) that contains the line."""
     exact, inside = [], []
-    for finding, diagnostic in zip(result.diagnosis.findings, result.diagnostics):
+    for finding, diagnostic in zip(result.diagnosis.findings, result.diagnostics, strict=True):
         first, last = (n - 1 + result.line_offset for n in finding.lines)
         if finding.line - 1 + result.line_offset == line:
             exact.append((finding, diagnostic))
