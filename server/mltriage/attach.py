@@ -32,17 +32,36 @@ def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
 
 def attach_probe(diagnosis: Diagnosis) -> None:
     """Run (or read the cache of) the local P2P probe and attach it to P2P-related findings."""
-    related = [f for f in diagnosis.findings if f.p2p_related]
-    if not related:
+    if not any(f.p2p_related for f in diagnosis.findings):
         diagnosis.warnings.append("--probe: no P2P-related finding in this log, the probe was not run")
         return
     from mltriage.probe import run_probe
 
-    report = run_probe()
+    _apply_report(diagnosis, run_probe())
+
+
+def attach_cached_probe(diagnosis: Diagnosis) -> None:
+    """Attach the last probe result of this machine, if one is cached: no GPU work (the language
+    server does this on every diagnosis; running the probe itself is the user's choice)."""
+    if not any(f.p2p_related for f in diagnosis.findings):
+        return
+    try:
+        from mltriage.probe import load_cached_report
+
+        report = load_cached_report()
+    except Exception:  # no NVML, unreadable cache: the diagnosis stands without it
+        return
+    if report is not None:
+        _apply_report(diagnosis, report)
+
+
+def _apply_report(diagnosis: Diagnosis, report) -> None:
     diagnosis.probe = report.to_json()
     verdict = report.machine_verdict
     summaries = report.pair_summaries()
-    for finding in related:
+    for finding in diagnosis.findings:
+        if not finding.p2p_related:
+            continue
         finding.notes.extend(f"local probe: {s}" for s in summaries)
         if verdict in BAD_VERDICTS:
             finding.confidence = min(0.99, finding.confidence + 0.15)

@@ -69,6 +69,9 @@ def _message(finding: Any, diagnosis: Any) -> str:
     else:
         body = finding.root_cause
     message = f"{head}: {body}" if body else head
+    notes = getattr(finding, "notes", None)
+    if notes:
+        message += "\n" + "\n".join(f"• {n}" for n in notes)
     if finding.count > 1:
         message += f" [seen {finding.count}x]"
     return message

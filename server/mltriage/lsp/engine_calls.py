@@ -32,9 +32,13 @@ def diagnose(text: str, source: str) -> Any:
     from mltriage.engine import diagnose_streams
     from mltriage.reader import Source, source_for_path
 
+    from mltriage.attach import attach_cached_probe
+
     data = normalise(text).encode("utf-8", "surrogatepass")
     origin = source_for_path(Path(source), source) if source.startswith("/") else Source(name=source)
-    return diagnose_streams([(origin, io.BytesIO(data))])
+    diagnosis = diagnose_streams([(origin, io.BytesIO(data))])
+    attach_cached_probe(diagnosis)  # the user's last `Run P2P Probe`, never a new GPU run
+    return diagnosis
 
 
 def diagnose_document(text: str, source: str) -> tuple[Any, list[str]]:
