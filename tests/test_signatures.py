@@ -67,3 +67,13 @@ def test_committed_json_schema_is_current():
 
     committed = json.loads((signatures_dir() / "signature.schema.json").read_text())
     assert committed == json_schema(), "run: mltriage signatures schema > signatures/signature.schema.json"
+
+
+def test_shipped_library_cache_is_current():
+    """First start skips pydantic validation only while the shipped cache matches the files."""
+    from mltriage.library import SHIPPED_CACHE, _fingerprint, _read_cache
+
+    root = signatures_dir()
+    cached = _read_cache(root / SHIPPED_CACHE, root, _fingerprint(root, FILES))
+    assert cached is not None, "run: mltriage signatures build-cache"
+    assert set(cached.rules) == {p.stem for p in FILES}

@@ -47,6 +47,7 @@ def _build_parser(with_probe: bool = True) -> argparse.ArgumentParser:
     lint.add_argument("root", nargs="?", help="signature folder (default: the installed library)")
     lint.add_argument("--healthy", help="folder of healthy logs that must yield no error-level finding")
     sigs_sub.add_parser("schema", help="print the signature JSON Schema")
+    sigs_sub.add_parser("build-cache", help="write the validated library cache that ships beside the signatures")
 
     probe = sub.add_parser("probe", help="probe local GPU peer-to-peer: supported, correct, fast")
     if with_probe:  # importing the probe costs start-up time that `diagnose` should not pay
@@ -146,6 +147,14 @@ def _signatures(args: argparse.Namespace) -> int:
 
         json.dump(json_schema(), sys.stdout, indent=2)
         sys.stdout.write("\n")
+        return EXIT_HEALTHY
+    if args.action == "build-cache":
+        from mltriage.library import build_shipped_cache
+
+        try:
+            print(build_shipped_cache())
+        except (ValueError, OSError) as exc:
+            return _error(str(exc))
         return EXIT_HEALTHY
     if args.action == "list":
         library = load_library()

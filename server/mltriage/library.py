@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mltriage.prefilter import Prefilter
     from mltriage.schema import Signature
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 # Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
 MATCH_TIMEOUT_S = 0.05
 
@@ -169,12 +169,13 @@ def signature_files(root: Path) -> list[Path]:
     return sorted(p for p in root.glob("*/*.toml") if p.is_file())
 
 
-def _fingerprint(files: list[Path]) -> str:
+def _fingerprint(root: Path, files: list[Path]) -> str:
+    """A key over the library's content (not mtimes): a cache built elsewhere, e.g. the one shipped
+    beside the signatures, stays valid wherever the files are installed."""
     digest = hashlib.sha256(f"{__version__}/{CACHE_FORMAT}".encode())
-    schema_file = Path(__file__).with_name("schema.py")
-    for path in [schema_file, *files]:
-        st = path.stat()
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    digest.update(Path(__file__).with_name("schema.py").read_bytes())
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:24]
 
 
@@ -227,39 +228,66 @@ def _build(root: Path, files: list[Path]) -> Library:
 _LOADED: dict[str, Library] = {}
 
 
+SHIPPED_CACHE = "library.cache.json"  # built by `mltriage signatures build-cache`, shipped beside the files
+
+
 def load_library(root: Path | None = None, *, use_cache: bool = True) -> Library:
-    """The library at ``root`` (default: ``signatures_dir()``), from the on-disk cache when fresh."""
+    """The library at ``root`` (default: ``signatures_dir()``), from a cache when one matches."""
     root = Path(root) if root else signatures_dir()
     if not root.is_dir():
         raise FileNotFoundError(f"signature library not found at {root}")
     files = signature_files(root)
-    key = _fingerprint(files)
+    key = _fingerprint(root, files)
     if use_cache and key in _LOADED:
         return _LOADED[key]
     cache_file = cache_dir() / f"library-{key}.json"
-    library: Library | None = None
+    library = None
     if use_cache:
-        try:
-            plain = json.loads(cache_file.read_text(encoding="utf-8"))
-            library = Library(
-                rules={r["id"]: Rule(**r) for r in plain["rules"]}, root=root, problems=list(plain["problems"])
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            library = None
+        library = _read_cache(cache_file, root, key) or _read_cache(root / SHIPPED_CACHE, root, key)
     if library is None:
         library = _build(root, files)
         if use_cache:
-            _write_cache(cache_file, library)
+            _write_cache(cache_file, library, key)
     _LOADED[key] = library
     return library
 
 
-def _write_cache(cache_file: Path, library: Library) -> None:
-    payload = {"rules": [r.to_plain() for r in library.rules.values()], "problems": library.problems}
+def _read_cache(path: Path, root: Path, key: str) -> Library | None:
+    try:
+        plain = json.loads(path.read_text(encoding="utf-8"))
+        if plain.get("key") != key:
+            return None
+        rules = {}
+        for r in plain["rules"]:
+            r = dict(r, path=str(root / r["path"]))  # cached paths are relative to the library
+            rules[r["id"]] = Rule(**r)
+        return Library(rules=rules, root=root, problems=list(plain["problems"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_cache(cache_file: Path, library: Library, key: str) -> None:
+    payload = {
+        "key": key,
+        "rules": [dict(r.to_plain(), path=str(Path(r.path).relative_to(library.root))) for r in library.rules.values()],
+        "problems": library.problems,
+    }
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        tmp.write_text(json.dumps(payload, indent=None, sort_keys=True), encoding="utf-8")
         os.replace(tmp, cache_file)
-    except OSError:
+    except (OSError, ValueError):
         pass  # a read-only home only costs start-up time
+
+
+def build_shipped_cache(root: Path | None = None) -> Path:
+    """Validate the library and write the cache that ships beside it (first start skips pydantic)."""
+    root = Path(root) if root else signatures_dir()
+    files = signature_files(root)
+    library = _build(root, files)
+    if library.problems:
+        raise ValueError("the library has invalid files; fix them first:\n" + "\n".join(library.problems))
+    target = root / SHIPPED_CACHE
+    _write_cache(target, library, _fingerprint(root, files))
+    return target
