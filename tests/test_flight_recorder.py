@@ -36,3 +36,27 @@ def test_not_a_dump():
         load_dump(b"hello")
     with pytest.raises(FlightRecorderError, match="no 'entries'"):
         load_dump(pickle.dumps([1, 2, 3]))
+
+
+def test_real_dumps_alone_name_the_rank_that_never_issued_the_collective():
+    # recorded on 2xH200: rank 1 slept before an all_reduce until rank 0's watchdog fired
+    from pathlib import Path
+
+    from mltriage.engine import diagnose_path
+
+    dumps = Path(__file__).resolve().parent.parent / "zoo" / "gpu" / "nccl_stuck_fr" / "fr"
+    d = diagnose_path(dumps)
+    assert d.initiating_rank == 1
+    assert d.status == "failure"
+    assert "never issued collective SeqNum 2" in d.explanation
+    assert {t["rank"] for t in d.flight_recorder} == {0, 1}
+
+
+def test_cli_on_a_directory_of_dumps():
+    from pathlib import Path
+
+    dumps = Path(__file__).resolve().parent.parent / "zoo" / "gpu" / "nccl_stuck_fr" / "fr"
+    r = run_cli("diagnose", str(dumps))
+    assert r.returncode == 1
+    out = r.stdout.decode()
+    assert "initiated by rank 1" in out and "Flight Recorder (per rank):" in out

@@ -79,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug of ours: one clear line, the traceback only on request
+        if os.environ.get("MLTRIAGE_DEBUG"):
+            raise
+        print(f"mltriage: internal error: {type(exc).__name__}: {exc} (rerun with MLTRIAGE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _error(message: str) -> int:
@@ -101,7 +106,7 @@ def _diagnose(args: argparse.Namespace) -> int:
         return _error(str(exc))
     except FileNotFoundError as exc:
         return _error(str(exc))
-    if diagnosis.lines_read == 0 and diagnosis.bytes_read == 0:
+    if diagnosis.bytes_read == 0 and not diagnosis.flight_recorder:
         return _error("the input is empty: nothing to diagnose")
     if args.probe:
         from mltriage.attach import attach_probe

@@ -126,14 +126,17 @@ class Diagnosis:
 
     @property
     def status(self) -> str:
-        return "failure" if any(f.severity in ("critical", "error") for f in self.findings) else "healthy"
+        failed = any(f.severity in ("critical", "error") for f in self.findings)
+        # Flight Recorder dumps alone can prove a hang: a rank that never issued the collective
+        stuck = bool(self.flight_recorder) and self.initiating_rank is not None
+        return "failure" if failed or stuck else "healthy"
 
     @property
     def root_cause(self) -> Finding | None:
         for finding in self.findings:
             if finding.role == "root-cause" and finding.severity in ("critical", "error"):
                 return finding
-        return self.findings[0] if self.status == "failure" else None
+        return self.findings[0] if self.findings and self.status == "failure" else None
 
     def to_json(self) -> dict[str, Any]:
         return {

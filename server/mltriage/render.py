@@ -94,6 +94,14 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         if len(d.ranks) > 64:
             out.append(f"  … {len(d.ranks) - 64} more ranks (see --json)")
         out.append("")
+    if d.flight_recorder:
+        out.append(p("Flight Recorder (per rank):", "bold"))
+        for t in d.flight_recorder:
+            out.append(
+                f"  rank {t['rank']:>4}: last scheduled SeqNum {t['last_scheduled']}, started {t['last_started']}, "
+                f"completed {t['last_completed']}" + (f", waiting in {t['stuck_op']}" if t["stuck_op"] else "")
+            )
+        out.append("")
     out.extend(_footer(d, p))
     return "\n".join(out) + "\n"
 

@@ -164,7 +164,7 @@ def triage(
     d.initiating_rank = initiator
     d.initiating_host = _host_of(initiator, d.findings, worker_failures)
     d.explanation = "; ".join(chain)
-    d.ranks = _rank_roles(d.findings, all_ranks, initiator, worker_failures)
+    d.ranks = _rank_roles(d.findings, all_ranks, initiator, worker_failures, traces)
     if errors:
         root = d.root_cause
         # A hang: ranks waited until a timeout, and the culprit is one that never got there
@@ -368,8 +368,9 @@ def _ranks_from_facts(findings: list[Finding]) -> set[int]:
     return out
 
 
-def _rank_roles(findings, all_ranks, initiator, workers) -> list[RankRole]:
+def _rank_roles(findings, all_ranks, initiator, workers, traces=()) -> list[RankRole]:
     stopped = {w.rank for w in workers if w.killed_by_agent}
+    waiting = {t.rank: t.stuck_op for t in traces if t.stuck_op}
     by_rank: dict[int, list[Finding]] = {}
     for f in findings:
         if f.rank is not None:
@@ -389,6 +390,8 @@ def _rank_roles(findings, all_ranks, initiator, workers) -> list[RankRole]:
             why = f"reported {first.title}" + (" after the initiator failed" if initiator is not None else "")
         elif rank in stopped:
             role, why = "collateral", "stopped by torchrun with SIGTERM after another worker failed"
+        elif rank in waiting and initiator is not None:
+            role, why = "collateral", f"Flight Recorder: waiting in {waiting[rank]} for rank {initiator}"
         elif initiator is not None:
             role, why = "healthy", "no error of its own"
         else:
