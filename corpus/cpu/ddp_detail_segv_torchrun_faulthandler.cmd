@@ -1,1 +1,1 @@
-PYTHONFAULTHANDLER=1 TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO NCCL_DEBUG=INFO torchrun --standalone --nproc-per-node 2 --tee 3 zoo/repro/ddp_tiny.py  # torch 2.13.0+cpu; faulthandler output of the two ranks interleaves
+PYTHONFAULTHANDLER=1 TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO NCCL_DEBUG=INFO torchrun --standalone --nproc-per-node 2 --tee 3 corpus/healthy/ddp-gloo-debug-info/ddp_tiny.py  # torch 2.13.0+cpu; faulthandler output of the two ranks interleaves

@@ -20,10 +20,11 @@ of evidence in words, a crash-or-hang and a compute-or-communication classificat
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mltriage.flight_recorder import RankTrace, analyse
+from mltriage.flight_recorder import RankTrace, Verdict, analyse
 from mltriage.launcher import WorkerFailure
 from mltriage.model import Diagnosis, Finding, RankRole
 
@@ -32,6 +33,17 @@ _HANG_WORDS = ("timeout", "timed-out", "timed out", "hang", "watchdog", "stuck")
 _SELF_INFLICTED_SIGNALS = {"SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"}
 # Facts that identify which collective a rank was in; a rank that differs is the odd one out.
 _COLLECTIVE_FACTS = ("collective", "op_type", "shape", "numel_in", "seq")
+
+
+@dataclass
+class Evidence:
+    """What the rules weigh: error-level findings, every rank seen, torchrun's failure list and
+    the Flight Recorder verdict."""
+
+    errors: list[Finding]
+    all_ranks: list[int]
+    workers: list[WorkerFailure]
+    fr_verdict: Verdict | None
 
 
 def _fact_int(finding: Finding, *names: str) -> int | None:
@@ -58,9 +70,6 @@ def ranks_text(ranks) -> str:
     if start is not None:
         parts.append(f"{start}" if start == prev else f"{start}–{prev}")
     return ", ".join(parts)
-
-
-_ranks_text = ranks_text  # kept for the renderer
 
 
 def _clock(ts: float) -> str:
@@ -112,18 +121,12 @@ def triage(
         | {t.rank for t in traces}
     )
 
+    ev = Evidence(errors, all_ranks, worker_failures, analyse(traces) if traces else None)
     initiator, reason, finding, domain, decided_by = None, "", None, None, None
-    fr_verdict = analyse(traces) if traces else None
-    for rule, domain_hint in _RULES:
-        if rule is _flight_recorder_rule:
-            if fr_verdict is None or (fr_verdict.initiator is None and not fr_verdict.reason):
-                continue
-            initiator, reason, finding = fr_verdict.initiator, fr_verdict.reason, None
-            domain_hint = "communication" if fr_verdict.mismatch else "compute"
-        else:
-            initiator, reason, finding = rule(errors, all_ranks, worker_failures)
+    for rule in _RULES:
+        initiator, reason, finding = rule(ev)
         if initiator is not None or reason:
-            domain, decided_by = domain_hint, rule
+            domain, decided_by = _rule_domain(rule, ev), rule
             break
     if finding is not None:
         _promote(d, finding)
@@ -170,7 +173,7 @@ def triage(
         # A hang: ranks waited until a timeout, and the culprit is one that never got there
         # (silent / behind in the Flight Recorder) or itself hung, rather than one that crashed.
         waited = any(_looks_hang(f) for f in errors)
-        never_arrived = decided_by in (_silent_rank, _flight_recorder_rule) and not (fr_verdict and fr_verdict.mismatch)
+        never_arrived = decided_by in (_silent_rank, _flight_recorder) and not (ev.fr_verdict and ev.fr_verdict.mismatch)
         hang = waited and (never_arrived or root is None or root.role != "root-cause" or _looks_hang(root))
         d.failure_kind = "hang" if hang else "crash"
         primary = finding or root or errors[0]
@@ -187,7 +190,8 @@ def triage(
 # -- evidence rules: each returns (rank or None, reason, the finding to put first or None) -----------
 
 
-def _own_root_cause(errors, all_ranks, workers):
+def _own_root_cause(ev: Evidence):
+    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     roots = [f for f in errors if f.role == "root-cause" and not _is_launcher(f)]
     if not roots:
         return None, "", None
@@ -206,7 +210,8 @@ def _own_root_cause(errors, all_ranks, workers):
     return first.rank, f"rank {first.rank}{host} failed first with its own error: {first.title} ({_where(first)})", first
 
 
-def _odd_one_out(errors, all_ranks, workers):
+def _odd_one_out(ev: Evidence):
+    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     by_signature: dict[str, list[Finding]] = {}
     for f in errors:
         if f.rank is not None and not _is_launcher(f):
@@ -234,7 +239,8 @@ def _odd_one_out(errors, all_ranks, workers):
     return None, "", None
 
 
-def _silent_rank(errors, all_ranks, workers):
+def _silent_rank(ev: Evidence):
+    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     own = [f for f in errors if f.rank is not None and not _is_launcher(f)]
     hang_reporters = {f.rank for f in own if _looks_hang(f) or _seq(f) is not None}
     if not hang_reporters:
@@ -258,7 +264,8 @@ def _silent_rank(errors, all_ranks, workers):
     return None, "", None
 
 
-def _launcher_evidence(errors, all_ranks, workers):
+def _launcher_evidence(ev: Evidence):
+    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     own = [w for w in workers if w.rank is not None and not w.killed_by_agent]
     if not own:
         return None, "", None
@@ -278,7 +285,8 @@ def _launcher_evidence(errors, all_ranks, workers):
     return w.rank, f"torchrun's failure list shows rank {w.rank} {how} ({who}; line {w.line}){tail}", None
 
 
-def _earliest_error(errors, all_ranks, workers):
+def _earliest_error(ev: Evidence):
+    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     # A collateral error says "another rank failed": its time never makes its rank the initiator.
     stamped = [f for f in errors if f.rank is not None and f.timestamp is not None and f.role != "collateral"]
     if len({f.rank for f in stamped}) < 2:
@@ -294,18 +302,27 @@ def _earliest_error(errors, all_ranks, workers):
 
 
 # Each rule with the failure domain its evidence implies (None: from the finding's category).
-def _flight_recorder_rule(*_):  # placeholder in the order; the verdict is computed once per diagnosis
-    return None, "", None
+def _flight_recorder(ev: Evidence):
+    verdict = ev.fr_verdict
+    if verdict is None:
+        return None, "", None
+    return verdict.initiator, verdict.reason, None
 
 
-_RULES = (
-    (_own_root_cause, None),
-    (_flight_recorder_rule, None),  # per-rank collective sequence ids from the dumps
-    (_odd_one_out, "communication"),  # ranks disagreed about which collective to run
-    (_silent_rank, "compute"),  # the culprit was somewhere other than the collective
-    (_launcher_evidence, "compute"),  # a worker died on its own
-    (_earliest_error, None),
-)
+# Strongest evidence first; the first rule that names a rank (or explains why none) decides.
+_RULES = (_own_root_cause, _flight_recorder, _odd_one_out, _silent_rank, _launcher_evidence, _earliest_error)
+# The failure domain each kind of evidence implies (absent: from the deciding finding's category).
+_DOMAINS = {
+    _odd_one_out: "communication",  # ranks disagreed about which collective to run
+    _silent_rank: "compute",  # the culprit was somewhere other than the collective
+    _launcher_evidence: "compute",  # a worker died on its own
+}
+
+
+def _rule_domain(rule, ev: Evidence) -> str | None:
+    if rule is _flight_recorder:
+        return "communication" if ev.fr_verdict.mismatch else "compute"
+    return _DOMAINS.get(rule)
 
 
 def _is_launcher(f: Finding) -> bool:
