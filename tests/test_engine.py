@@ -190,3 +190,14 @@ def test_rank_and_host_from_file_names(tmp_path, relative, rank, host):
 
     src = source_for_path(tmp_path / relative, relative)
     assert (src.rank, src.host) == (rank, host)
+
+
+def test_time_of_day_stamps_are_not_compared_with_full_dates():
+    from mltriage.findings import comparable_times
+    from mltriage.prefixes import parse_prefixes
+
+    glog = parse_prefixes("E1130 09:24:25.272000 9828 torch/distributed/run.py:874] x").timestamp
+    iso = parse_prefixes("2026-11-30 09:24:26,000 x").timestamp
+    vllm = parse_prefixes("ERROR 11-30 09:24:27 [core.py:12] x").timestamp
+    assert comparable_times(glog, vllm) and comparable_times(iso, iso)
+    assert not comparable_times(glog, iso) and not comparable_times(None, iso)

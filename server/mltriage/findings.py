@@ -142,12 +142,20 @@ def _finding_from_hit(hit: Hit) -> Finding:
     )
 
 
+TIME_OF_DAY_ONLY = 86_400 * 366  # glog/vLLM stamps carry no year: parsed into 1970, seconds < this
+
+
+def comparable_times(a: float | None, b: float | None) -> bool:
+    """Both present and of the same kind: full dates with full dates, times of day with times of day."""
+    return a is not None and b is not None and (a < TIME_OF_DAY_ONLY) == (b < TIME_OF_DAY_ONLY)
+
+
 def _earlier(a: Finding, b: Finding, source_order: dict[str, int]) -> int:
     """-1 if ``a`` happened before ``b``. Inside one file, position decides; across files,
     timestamps decide where both lines carry one; otherwise input order."""
     if a.source == b.source:
         return (a.line > b.line) - (a.line < b.line)
-    if a.timestamp is not None and b.timestamp is not None and a.timestamp != b.timestamp:
+    if comparable_times(a.timestamp, b.timestamp) and a.timestamp != b.timestamp:
         return -1 if a.timestamp < b.timestamp else 1
     oa, ob = source_order.get(a.source, 0), source_order.get(b.source, 0)
     return (oa > ob) - (oa < ob)

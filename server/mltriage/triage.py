@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mltriage.findings import comparable_times
 from mltriage.flight_recorder import RankTrace, Verdict, analyse
 from mltriage.launcher import WorkerFailure
 from mltriage.model import Diagnosis, Finding, RankRole
@@ -289,8 +290,8 @@ def _earliest_error(ev: Evidence):
     errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     # A collateral error says "another rank failed": its time never makes its rank the initiator.
     stamped = [f for f in errors if f.rank is not None and f.timestamp is not None and f.role != "collateral"]
-    if len({f.rank for f in stamped}) < 2:
-        return None, "", None
+    if len({f.rank for f in stamped}) < 2 or not all(comparable_times(stamped[0].timestamp, f.timestamp) for f in stamped):
+        return None, "", None  # mixed clock kinds (dates vs times of day) cannot be ordered
     earliest: dict[int, float] = {}
     for f in stamped:
         earliest[f.rank] = min(earliest.get(f.rank, f.timestamp), f.timestamp)
