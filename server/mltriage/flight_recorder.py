@@ -55,12 +55,6 @@ def load_dump(data: bytes) -> dict:
     return doc
 
 
-def looks_like_dump(path: Path, head: bytes) -> bool:
-    return head.startswith(PICKLE_MAGIC) and b"entries" in head[:65536] or (
-        head.startswith(PICKLE_MAGIC) and "trace" in path.name.lower()
-    )
-
-
 @dataclass
 class RankTrace:
     rank: int
@@ -94,7 +88,6 @@ def summarize(doc: dict, rank: int, source: str) -> RankTrace:
 
 
 def rank_of(path: Path, doc: dict) -> int | None:
-    pg = doc.get("pg_config")
     rank = doc.get("rank")
     if isinstance(rank, int):
         return rank

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from mltriage.flight_recorder import PICKLE_MAGIC
+
 BLOCK_SIZE = 4 * 1024 * 1024
 SNIFF_SIZE = 64 * 1024
 
@@ -127,7 +129,7 @@ class Skipped:
 def _is_pickle(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
-            return fh.read(2) in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+            return fh.read(2) in PICKLE_MAGIC
     except OSError:
         return False
 

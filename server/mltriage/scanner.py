@@ -154,12 +154,11 @@ class Scanner:
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
 
-    def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> tuple[str, int]:
+    def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
         if end - start > MAX_LINE_FOR_MATCHING:
-            lo = max(start, anchor - WINDOW)
-            hi = min(end, anchor + WINDOW)
-            return clean_line(block[lo:hi]), lo - start
-        return clean_line(block[start:end]), 0
+            # columns of a match are then relative to this window, not to the whole line
+            return clean_line(block[max(start, anchor - WINDOW) : min(end, anchor + WINDOW)])
+        return clean_line(block[start:end])
 
     def _stream(self, ctx: LineContext) -> StreamKey:
         rank = ctx.rank if ctx.rank is not None else self.source.rank
@@ -172,7 +171,7 @@ class Scanner:
         return self.last_time.get(stream)
 
     def _fast_line(self, block: bytes, start: int, end: int, line_no: int, anchor: int) -> None:
-        text, _ = self._line_text(block, start, end, anchor)
+        text = self._line_text(block, start, end, anchor)
         ctx = parse_prefixes(text)
         stream = self._stream(ctx)
         message = ctx.message
@@ -196,7 +195,7 @@ class Scanner:
             self.summary = None
 
     def _summary_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
-        text, _ = self._line_text(block, start, end, start)
+        text = self._line_text(block, start, end, start)
         ctx = parse_prefixes(text)
         section = section_for(ctx.message)
         if section is not None:
@@ -228,7 +227,7 @@ class Scanner:
                 if b"torch/distributed/" in raw:
                     self._note_collective(own, line)
             return
-        text, _ = self._line_text(block, start, end, start)
+        text = self._line_text(block, start, end, start)
         ctx = parse_prefixes(text)
         stream = self._stream(ctx)
         message = ctx.message
