@@ -74,6 +74,26 @@ def test_bad_inputs_exit_2_without_traceback(tmp_path):
         assert "Traceback" not in err
 
 
+
+def test_internal_error_exits_4_with_one_line(tmp_path):
+    """A failure mltriage does not expect (here: a signature file whose read fails with EIO, a
+    symlink to /proc/self/mem) is an internal error: exit 4, distinct from usage errors (2), one
+    line on stderr; MLTRIAGE_DEBUG=1 shows the traceback."""
+    library = tmp_path / "signatures"
+    (library / "area").mkdir(parents=True)
+    (library / "area" / "unreadable.toml").symlink_to("/proc/self/mem")
+    env = {"MLTRIAGE_SIGNATURES": str(library), "MLTRIAGE_CACHE_DIR": str(tmp_path / "cache")}
+    example = str(ROOT / "examples" / "torchrun-rank2-indexerror.log")
+    for args in (("diagnose", example), ("signatures", "list"), ("explain", "cuda-oom")):
+        r = run_cli(*args, env=env)
+        err = r.stderr.decode()
+        assert r.returncode == 4, (args, r.returncode, err)
+        assert err.startswith("mltriage: internal error: OSError") and "MLTRIAGE_DEBUG=1" in err, err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert r.stdout == b""
+    r = run_cli("signatures", "list", env={**env, "MLTRIAGE_DEBUG": "1"})
+    assert r.returncode == 1 and "Traceback (most recent call last)" in r.stderr.decode()
+
 def test_mixed_directory(tmp_path):
     shutil.copy(CHAINED, tmp_path / "rank_2.log")
     (tmp_path / "core.bin").write_bytes(b"\x7fELF" + bytes(range(256)) * 10)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from mltriage.model import Diagnosis
 
-BAD_VERDICTS = {"CORRUPT", "SLOW", "HANG", "CRASH", "NOT_SUPPORTED"}
 PASTED_SCAN_BYTES = 1024 * 1024  # matrices are small; only the head of each input is parsed
 
 
@@ -56,6 +55,8 @@ def attach_cached_probe(diagnosis: Diagnosis) -> None:
 
 
 def _apply_report(diagnosis: Diagnosis, report) -> None:
+    from mltriage.probe.model import BAD_VERDICTS
+
     diagnosis.probe = report.to_json()
     verdict = report.machine_verdict
     summaries = report.pair_summaries()

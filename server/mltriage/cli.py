@@ -1,7 +1,16 @@
 """The `mltriage` command line.
 
-Exit codes: 0 no failure found, 1 failure found (or a lint/probe problem), 2 usage or input
-error. Errors are one clear line on stderr, never a traceback.
+Exit codes:
+
+- 0: no failure found (``diagnose``), the library is valid (``signatures lint``), every GPU pair OK
+  (``probe``), or the command did what was asked;
+- 1: a failure was found (``diagnose``), lint found problems, or the probe gave a bad verdict;
+- 2: a usage or input error (bad arguments, a missing or empty input, an unknown signature id);
+- 3: ``probe`` only: no GPU, no NVIDIA driver or no GPU runtime;
+- 4: an internal error, a bug of mltriage (rerun with ``MLTRIAGE_DEBUG=1`` for the traceback);
+- 130: interrupted (Ctrl-C).
+
+Errors are one clear line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from pathlib import Path
 from mltriage import __version__
 
 EXIT_HEALTHY, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL = 4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("MLTRIAGE_DEBUG"):
             raise
         print(f"mltriage: internal error: {type(exc).__name__}: {exc} (rerun with MLTRIAGE_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INTERNAL
 
 
 def _error(message: str) -> int:

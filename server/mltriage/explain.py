@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from mltriage.findings import fill
+from mltriage.templates import fill_with as fill
 from mltriage.library import Library, load_library
 from mltriage.masking import mask_secrets
+from mltriage.model import export_line
 from mltriage.schema import Signature
 
 
@@ -35,7 +36,7 @@ def entry_markdown(entry: Signature, facts: dict[str, str] | None = None) -> str
     out += ["### How to confirm", "", *[f"- {s}" for s in entry.confirm], ""]
     out += ["### Fix", "", entry.fix.summary, ""]
     if entry.fix.env:
-        out += ["```sh", *[f"export {e.name}={e.value}  # {e.why}" for e in entry.fix.env], "```", ""]
+        out += ["```sh", *[f"{export_line(e.name, e.value)}  # {e.why}" for e in entry.fix.env], "```", ""]
     out += [f"- {s}" for s in entry.fix.steps]
     if entry.fix.commands:
         out += ["", "```sh", *entry.fix.commands, "```"]

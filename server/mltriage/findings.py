@@ -8,32 +8,17 @@ error-level that is not the root cause is marked as its consequence (``caused_by
 
 from __future__ import annotations
 
-import re
-import string
 from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
 from mltriage.scanner import Hit, Scanner, TracebackBlock
+from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
 _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
-
-
-class _Facts(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-def fill(template: str, facts: dict[str, str]) -> str:
-    """``template`` with ``{fact}`` placeholders filled; unknown ones stay visible, never crash."""
-    try:
-        mapping = facts if hasattr(facts, "__missing__") else _Facts(facts)  # callers may bring their own default
-        return string.Formatter().vformat(template, (), mapping)
-    except (ValueError, IndexError, AttributeError):
-        return template
+TRIGGER_ONLY_CONFIDENCE = 0.7  # share of a rule's confidence when only its trigger phrase matched
 
 
 def _requires_met(scanner: Scanner, hit: Hit) -> bool:
@@ -104,16 +89,19 @@ def _finding_from_hit(hit: Hit) -> Finding:
     if rank is not None:
         facts.setdefault("rank", str(rank))
     masked_facts = {k: mask_secrets(v) for k, v in facts.items()}
-    env, steps = {}, [fill(s, masked_facts) for s in rule.fix_steps]
+    env, steps = {}, [fill_slots(s, masked_facts) for s in rule.fix_steps]
     for name, value in rule.fix_env.items():
-        value = fill(value, masked_facts)
-        if _PLACEHOLDER.search(value):  # this log lacks the fact: an export must never paste half-filled
-            steps.insert(0, f"Set `{name}={value}`, filling in {', '.join(sorted(set(_PLACEHOLDER.findall(value))))} from your logs")
+        missing = unknown_facts(value, masked_facts)
+        if missing:  # this log lacks the fact: an export must never paste half-filled
+            steps.insert(0, f"Set `{name}={fill_slots(value, masked_facts)}`, filling in {', '.join(missing)} from your logs")
         else:
-            env[name] = value
+            env[name] = fill_slots(value, masked_facts)
+    notes = []
+    if hit.partial:
+        notes.append("matched on the failure's own phrase in a wording this entry's patterns do not know, so no details were captured")
     return Finding(
         signature=rule.id,
-        title=fill(rule.title, masked_facts),
+        title=fill_title(rule.title, masked_facts),
         category=rule.category,
         severity=rule.severity,
         role=rule.role,
@@ -126,15 +114,18 @@ def _finding_from_hit(hit: Hit) -> Finding:
         column_end=hit.column_end,
         evidence=[mask_secrets(e) for e in evidence],
         facts=masked_facts,
-        root_cause=fill(rule.summary, masked_facts),
+        root_cause=fill_sentence(rule.summary, masked_facts, rule.mechanism_gist or fill_title(rule.title, masked_facts)),
         fix=Fix(
-            summary=fill(rule.fix_summary, masked_facts),
+            summary=fill_sentence(rule.fix_summary, masked_facts, fill_slots(rule.fix_summary, masked_facts)),
             env=env,
             steps=steps,
-            commands=[fill(c, masked_facts) for c in rule.fix_commands],
+            commands=[fill_slots(c, masked_facts) for c in rule.fix_commands],
         ),
-        verify=fill(rule.verify, masked_facts),
-        confidence=rule.confidence,
+        verify=fill_slots(rule.verify, masked_facts),
+        confidence=rule.confidence * (TRIGGER_ONLY_CONFIDENCE if hit.partial else 1.0),
+        notes=notes,
+        kind=rule.kind,
+        generic=rule.fallback,
         p2p_related=rule.p2p_related,
         block=id(block) if block is not None else None,
         timestamp=hit.timestamp,
@@ -161,8 +152,10 @@ def _earlier(a: Finding, b: Finding, source_order: dict[str, int]) -> int:
     return (oa > ob) - (oa < ob)
 
 
-def _tier(f: Finding) -> int:
-    role = _ROLE_ORDER.get(f.role, 3)
+def _tier(f: Finding) -> float:
+    """Error-level before warnings; within each, root causes, context, collateral; a generic layer
+    (a catch-all that only knows "an exception" or "a CUDA error") after every specific root cause."""
+    role = _ROLE_ORDER.get(f.role, 3) + (0.5 if f.generic and f.role == "root-cause" else 0.0)
     return role if f.severity in ("critical", "error") else 3 + role
 
 

@@ -1,8 +1,9 @@
 """Load the signature library fast.
 
 Validating ~100 TOML files with pydantic costs far more than a whole diagnosis of a small log, so
-the validated library is cached as plain JSON keyed by every file's path, size and mtime; start-up
-then only stats the files and reads one JSON file. Regexes are compiled lazily, the first time a
+the validated library is cached as plain JSON keyed by a hash of every file's path and contents
+(plus the package version and ``schema.py``); start-up then only reads the files' bytes and one
+JSON file, never pydantic. Regexes are compiled lazily, the first time a
 trigger of their signature shows up in a log. Malformed files never stop a diagnosis: they are
 skipped and reported in ``Library.problems`` (``mltriage signatures lint`` names file and field).
 """
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from mltriage.prefilter import Prefilter
     from mltriage.schema import Signature
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 # Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
 MATCH_TIMEOUT_S = 0.05
 
@@ -77,6 +78,15 @@ class Rule:
     p2p_related: bool
     fallback: bool
     path: str
+    kind: str = "crash"
+    derived: bool = False
+    needs_pattern: list[str] = field(default_factory=list)
+    mechanism_gist: str = ""  # the mechanism's first sentence: the summary when a fact is missing
+
+    def fires_alone(self, trigger: str) -> bool:
+        """Whether ``trigger`` on its own (no pattern matched) still names this failure."""
+        # a catch-all's pattern is its whole definition (and it only speaks where nothing else does)
+        return not self.fallback and trigger not in self.needs_pattern
 
     @cached_property
     def patterns(self) -> list[regex.Pattern[str]]:
@@ -96,6 +106,12 @@ class Rule:
 
     @classmethod
     def from_signature(cls, sig: "Signature", path: Path) -> "Rule":
+        from mltriage.schema import Matcher
+        from mltriage.templates import first_sentence
+
+        match = sig.match or Matcher.model_construct(
+            triggers=[], patterns=[], requires=[], excludes=[], within=200, ignore_case=False, needs_pattern=[]
+        )
         return cls(
             id=sig.id,
             title=sig.title,
@@ -105,12 +121,12 @@ class Rule:
             role=sig.role,
             confidence=sig.confidence,
             summary=sig.summary,
-            triggers=list(sig.match.triggers),
-            pattern_sources=list(sig.match.patterns),
-            require_sources=list(sig.match.requires),
-            exclude_sources=list(sig.match.excludes),
-            within=sig.match.within,
-            ignore_case=sig.match.ignore_case,
+            triggers=list(match.triggers),
+            pattern_sources=list(match.patterns),
+            require_sources=list(match.requires),
+            exclude_sources=list(match.excludes),
+            within=match.within,
+            ignore_case=match.ignore_case,
             fix_summary=sig.fix.summary,
             fix_env={e.name: e.value for e in sig.fix.env},
             fix_steps=list(sig.fix.steps),
@@ -119,6 +135,10 @@ class Rule:
             p2p_related=sig.p2p_related,
             fallback=sig.fallback,
             path=str(path),
+            kind=sig.kind,
+            derived=sig.derived,
+            needs_pattern=list(match.needs_pattern),
+            mechanism_gist=first_sentence(sig.mechanism),
         )
 
     def to_plain(self) -> dict[str, Any]:
@@ -201,7 +221,8 @@ def validate_file(path: Path) -> "Signature":
         raise ValueError(f"{path}: field 'id': {sig.id!r} must equal the file name stem {path.stem!r}")
     if sig.area != path.parent.name:
         raise ValueError(f"{path}: field 'area': {sig.area!r} must equal the folder name {path.parent.name!r}")
-    for source in [*sig.match.patterns, *sig.match.requires, *sig.match.excludes]:
+    sources = [*sig.match.patterns, *sig.match.requires, *sig.match.excludes] if sig.match else []
+    for source in sources:
         try:
             regex.compile(source, regex.VERSION0)
         except regex.error as exc:

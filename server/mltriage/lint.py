@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import regex
-
 from mltriage.library import Library, Rule, signature_files, validate_file
 from mltriage.schema import Signature
 
@@ -106,6 +104,26 @@ def _check_samples(rule: Rule, sig: Signature, library: Library) -> list[str]:
     return problems
 
 
+def _check_trigger_alone(rule: Rule, library: Library) -> list[str]:
+    """A trigger allowed to fire on its own must reach a finding when a line holds only it (so a
+    release's unknown wording is never silently lost): requires and excludes must not block it."""
+    from mltriage.engine import diagnose_text
+
+    if rule.require_sources:
+        return []  # a rule with AND conditions never fires on one line alone
+    problems = []
+    for trigger in rule.triggers:
+        if not rule.fires_alone(trigger):
+            continue
+        d = diagnose_text(f"{trigger}\n", source=f"{rule.id}.trigger", library=library)
+        if not any(f.signature == rule.id for f in d.findings):
+            problems.append(
+                f"{rule.path}: field 'match.triggers': {trigger!r} alone does not fire the signature; "
+                f"list it in match.needs_pattern if it is too common to name the failure"
+            )
+    return problems
+
+
 def check_healthy_corpus(library: Library, corpus: Path) -> list[str]:
     """Every file under ``corpus`` is a real healthy log: no error-level finding may appear."""
     from mltriage.engine import diagnose_path
@@ -157,10 +175,11 @@ def lint(root: Path, healthy_corpus: Path | None = None) -> LintReport:
         report.errors += _check_weak(rule)
         report.errors += _check_backtracking(rule, [s.text for s in sig.samples.positive])
         report.errors += _check_samples(rule, sig, library)
+        report.errors += _check_trigger_alone(rule, library)
     if healthy_corpus is not None:
         report.errors += check_healthy_corpus(library, healthy_corpus)
     report.seconds = time.perf_counter() - started
     return report
 
 
-__all__ = ["LintReport", "lint", "check_healthy_corpus", "regex"]
+__all__ = ["LintReport", "lint", "check_healthy_corpus"]

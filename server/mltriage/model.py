@@ -5,11 +5,25 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "mltriage.diagnosis/v1"
 SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info": 0}
+
+
+def shell_value(value: str) -> str:
+    """A value as the shell should see it: fixes may compute a value (`$(ip route ...)`), which
+    must stay a command substitution; everything else is quoted literally."""
+    if "$(" in value:
+        return f'"{value}"'
+    return shlex.quote(value)
+
+
+def export_line(name: str, value: str) -> str:
+    """The one form of an export line everywhere (reports, SARIF, explain, launch scripts)."""
+    return f"export {name}={shell_value(value)}"
 
 
 @dataclass
@@ -20,7 +34,7 @@ class Fix:
     commands: list[str] = field(default_factory=list)
 
     def exports(self) -> list[str]:
-        return [f"export {name}={value}" for name, value in self.env.items()]
+        return [export_line(name, value) for name, value in self.env.items()]
 
     def to_json(self) -> dict[str, Any]:
         return {"summary": self.summary, "env": dict(self.env), "steps": list(self.steps), "commands": list(self.commands)}
@@ -52,6 +66,8 @@ class Finding:
     ranks: list[int] = field(default_factory=list)  # every rank that reported it (merged findings)
     notes: list[str] = field(default_factory=list)  # explanations added by triage or the P2P probe
     caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
+    kind: str = "crash"  # the signature's kind: crash | hang | silent-corruption | performance | configuration
+    generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
 
     def to_json(self) -> dict[str, Any]:
@@ -79,6 +95,8 @@ class Finding:
             "timestamp": self.timestamp,
             "notes": list(self.notes),
             "caused_by": self.caused_by,
+            "kind": self.kind,
+            "generic": self.generic,
         }
 
 

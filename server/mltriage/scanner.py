@@ -73,6 +73,7 @@ class Hit:
     facts: dict[str, str]
     block: TracebackBlock | None
     timestamp: float | None
+    partial: bool = False  # only a trigger matched: a wording the patterns do not know, so no facts
 
 
 class Scanner:
@@ -318,7 +319,7 @@ class Scanner:
                 if requires_only:
                     self._note_requires(rule, ctx.message, stream, line_no)
                 else:
-                    self._match_rule(rule, text, ctx, stream, line_no)
+                    self._match_rule(rule, trigger, text, ctx, stream, line_no)
 
     def _search(self, pattern, message: str):
         try:
@@ -327,7 +328,7 @@ class Scanner:
             self.timeouts += 1
             return None
 
-    def _match_rule(self, rule: Rule, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+    def _match_rule(self, rule: Rule, trigger: str, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
         message = ctx.message
         for pattern in rule.patterns:
             m = self._search(pattern, message)
@@ -337,30 +338,42 @@ class Scanner:
                 return
             self._record(rule, m, text, ctx, stream, line_no)
             return
-        self._note_requires(rule, message, stream, line_no)
+        if self._note_requires(rule, message, stream, line_no):
+            return  # a supporting line of this rule, not a firing one
+        if trigger in message and rule.fires_alone(trigger) and not any(self._search(x, message) for x in rule.excludes):
+            # the phrase is there but the patterns know another release's wording: still the failure
+            self._record(rule, None, text, ctx, stream, line_no, partial=(message.find(trigger), len(trigger)))
 
-    def _note_requires(self, rule: Rule, message: str, stream: StreamKey, line_no: int) -> None:
+    def _note_requires(self, rule: Rule, message: str, stream: StreamKey, line_no: int) -> bool:
         if rule.requires and any(self._search(r, message) for r in rule.requires):
             evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
             evidence.append(line_no)
+            return True
+        return False
 
-    def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+    def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
+                partial: tuple[int, int] | None = None) -> None:
         if len(self.hits) >= MAX_HITS:
             self.dropped_hits += 1
             return
-        facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
+        if m is not None:
+            facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
+            start, end = m.start(), m.end()
+        else:  # trigger only: the trigger's own span
+            facts, start, end = {}, partial[0], partial[0] + partial[1]
         self.hits.append(
             Hit(
                 rule=rule,
                 source=self.source,
                 stream=stream,
                 line=line_no,
-                column_start=ctx.offset + m.start(),
-                column_end=ctx.offset + m.end(),
+                column_start=ctx.offset + start,
+                column_end=ctx.offset + end,
                 text=text[:2048],
                 context=ctx,
                 facts=facts,
                 block=self.open_blocks.get(stream),
                 timestamp=self._timestamp(stream, ctx),
+                partial=partial is not None,
             )
         )

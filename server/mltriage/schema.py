@@ -46,6 +46,14 @@ Category = Literal[
 Severity = Literal["critical", "error", "warning", "info"]
 Role = Literal["root-cause", "collateral", "context"]
 Status = Literal["stable", "test", "experimental"]
+# What kind of failure a signature names; triage reads it (a hang is decided by kind, not by words).
+Kind = Literal[
+    "crash",  # the process died or raised
+    "hang",  # something waited until a timeout, or never finished
+    "silent-corruption",  # the run went on with wrong numbers or output
+    "performance",  # slow, not broken
+    "configuration",  # a setting or install problem found before or at start-up
+]
 
 from mltriage.model import SEVERITY_ORDER  # noqa: E402,F401  (one definition, shared)
 
@@ -81,6 +89,20 @@ class Matcher(_Strict):
     within: int = Field(default=200, ge=1, le=100_000, description="Line window for `requires`.")
     excludes: list[str] = Field(default_factory=list, description="Regexes that veto a firing line.")
     ignore_case: bool = False
+    needs_pattern: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Triggers too common to fire on their own. Every other trigger fires the signature even where no pattern "
+            "matches (a release's wording the patterns do not know yet), with no facts and lower confidence."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _needs_pattern_are_triggers(self) -> "Matcher":
+        unknown = [t for t in self.needs_pattern if t not in self.triggers]
+        if unknown:
+            raise ValueError(f"needs_pattern names {unknown!r}, which are not triggers")
+        return self
 
     @field_validator("triggers")
     @classmethod
@@ -145,12 +167,17 @@ class Signature(_Strict):
     category: Category
     severity: Severity
     role: Role = Field(description="Usually a root cause, usually collateral (a consequence of another failure), or context.")
+    kind: Kind = Field(default="crash", description="What kind of failure: crash, hang, silent-corruption, performance, configuration.")
     status: Status = "stable"
     confidence: float = Field(default=0.8, ge=0.0, le=1.0, description="How sure a match alone makes us.")
     tags: list[str] = Field(min_length=1)
     affects: list[Affects] = Field(min_length=1)
     summary: str = Field(min_length=20, description="One sentence: what happened. May use {fact} placeholders.")
-    match: Matcher
+    match: Matcher | None = Field(default=None, description="Line matchers; absent only for a derived signature.")
+    derived: bool = Field(
+        default=False,
+        description="Raised by the run-level reasoning (mltriage.run_reasoning) from what a whole log shows, not matched line by line.",
+    )
     mechanism: str = Field(min_length=40, description="Why it happens, in plain words.")
     symptoms: list[str] = Field(min_length=1)
     confirm: list[str] = Field(min_length=1, description="How to confirm the diagnosis.")
@@ -172,6 +199,14 @@ class Signature(_Strict):
         if not _ID_RE.match(value):
             raise ValueError("id must be lower-case words joined by '-'")
         return value
+
+    @model_validator(mode="after")
+    def _matched_or_derived(self) -> "Signature":
+        if self.match is None and not self.derived:
+            raise ValueError("match is required unless the signature is derived")
+        if self.match is not None and self.derived:
+            raise ValueError("a derived signature has no line matchers")
+        return self
 
     @model_validator(mode="after")
     def _fix_has_substance(self) -> "Signature":

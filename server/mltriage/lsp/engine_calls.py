@@ -60,7 +60,4 @@ def explain_cached(signature: str, facts: tuple[tuple[str, str], ...]) -> str:
 def known_signature(signature: str) -> bool:
     from mltriage.library import load_library
 
-    try:
-        return load_library().get(signature) is not None
-    except KeyError:
-        return False
+    return load_library().get(signature) is not None

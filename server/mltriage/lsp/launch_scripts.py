@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
+
+from mltriage.model import Fix
 
 SCRIPT_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash")
 _LAUNCHERS = re.compile(r"\b(torchrun|srun|deepspeed|vllm|mpirun|accelerate\s+launch|python3?(?:\.\d+)?)\b")
@@ -70,16 +71,8 @@ def insertion_line(lines: list[str]) -> int:
     return last_header + 1
 
 
-def shell_value(value: str) -> str:
-    """A value as the shell should see it: fixes may compute a value (`$(ip route ...)`), which
-    must stay a command substitution; everything else is quoted literally."""
-    if "$(" in value:
-        return f'"{value}"'
-    return shlex.quote(value)
-
-
 def export_lines(env: dict[str, str]) -> list[str]:
-    return [f"export {name}={shell_value(value)}" for name, value in env.items()]
+    return Fix(env=env).exports()
 
 
 def missing_exports(text: str, env: dict[str, str]) -> dict[str, str]:

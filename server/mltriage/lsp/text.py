@@ -36,15 +36,3 @@ def utf16_column(line: str, column: int) -> int:
     if prefix.isascii():
         return len(prefix)
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def code_point_column(line: str, utf16: int) -> int:
-    """Inverse of ``utf16_column``."""
-    if line.isascii():
-        return min(utf16, len(line))
-    units = 0
-    for index, char in enumerate(line):
-        if units >= utf16:
-            return index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return len(line)
