@@ -50,6 +50,35 @@ def test_signature_samples(path, library):
         assert cited or any(w in text for w in ("reproduced", "recorded", "format string", "built from", "upstream")), sample.source
         for rel in cited:
             assert (ROOT / rel).exists(), f"{path.name}: sample cites {rel}, which is not in the repository"
+        missing = _not_in_cited_output(sample.text, sample.source, cited)
+        assert not missing, f"{path.name}: sample lines not found in the output it cites ({', '.join(cited)}): {missing[:3]}"
+
+
+# A cited reproducer (a script, a command file) made the output; a cited recorded output holds it.
+_REPRODUCER_SUFFIXES = (".py", ".cpp", ".cu", ".c", ".sh", ".cmd")
+
+
+def _not_in_cited_output(text: str, source: str, cited: list[str]) -> list[str]:
+    """The sample's non-empty lines (stripped) that none of the recorded outputs it cites contains.
+    Samples "built from" a format string are composed, so their citations are only ingredients."""
+    if source.lower().startswith("built from"):
+        return []
+    outputs = []
+    for rel in cited:
+        target = ROOT / rel
+        files = [target] if target.is_file() else sorted(p for p in target.rglob("*") if p.is_file())
+        outputs += [f.read_text(encoding="utf-8", errors="replace") for f in files if f.suffix not in _REPRODUCER_SUFFIXES]
+    if not outputs:
+        return []
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return [line for line in lines if not any(line in output for output in outputs)]
+
+
+def test_provenance_check_catches_a_wrong_citation():
+    line = "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129] Timed out waiting 10000ms for send operation to complete"
+    assert _not_in_cited_output(line, "real output: zoo/cpu/rank_hang/console.log", ["zoo/cpu/rank_hang/console.log"]) == []
+    wrong = ["zoo/cpu/skipped_collective/console.log"]
+    assert _not_in_cited_output(f"  {line}\n", "real output: " + wrong[0], wrong) == [line]
 
 
 def test_healthy_corpus_has_no_error_level_findings(library):

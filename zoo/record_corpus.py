@@ -33,6 +33,7 @@ ENTRIES = {
     "init_pg_unreachable": (P + "init_pg_unreachable.py", "Error"),
     "tcpstore_addr_in_use": (P + "tcpstore_addr_in_use.py", "EADDRINUSE"),
     "gloo_peer_killed": (P + "gloo_peer_killed.py", "by peer"),
+    "gloo_stall_progress": (P + "gloo_stall_progress.py", "0/16"),
     "rendezvous_join_timeout": (
         "torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29533 "
         "--rdzv-conf join_timeout=10 zoo/scenarios/healthy.py",

@@ -24,16 +24,24 @@ export interface DiagnosisJson {
   initiating_host?: string | null;
   explanation?: string;
   findings: FindingJson[];
+  root_cause_index?: number | null; // the engine's answer: index into findings, null when healthy
   ranks?: { rank: number; role: string; host: string | null; first_error: string | null; why: string }[];
   warnings?: string[];
 }
 
+// The server decides the root cause (Diagnosis.root_cause in model.py); the extension only reads it.
 export function rootCause(d: DiagnosisJson): FindingJson | undefined {
-  return d.findings.find((f) => f.role === 'root-cause') ?? d.findings[0];
+  const i = d.root_cause_index;
+  return i === null || i === undefined ? undefined : d.findings[i];
+}
+
+// One export line, as the server writes it (model.py export_line): `export NAME=value`, quoted for the shell.
+export function exportLine(name: string, value: string): string {
+  return `export ${name}=${shellQuote(value)}`;
 }
 
 export function exportsText(env: Record<string, string>): string {
-  return Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n');
+  return Object.entries(env).map(([k, v]) => exportLine(k, v)).join('\n');
 }
 
 function shellQuote(value: string): string {

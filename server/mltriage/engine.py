@@ -15,6 +15,7 @@ from mltriage.interpret import interpret
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
 from mltriage.reader import InputError, Source, collect_sources, iter_blocks
+from mltriage.run_reasoning import reason_about_run
 from mltriage.scanner import Scanner
 from mltriage.triage import triage
 
@@ -94,7 +95,9 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
                 heads.append(block[:PASTED_SCAN_BYTES].decode("utf-8", "replace"))
             scanner.feed(block)
         scanner.end()
-    findings = order_findings(build_findings(scanner), names)
+    findings = build_findings(scanner)
+    findings += reason_about_run(findings, scanner.run, library)
+    findings = order_findings(findings, names)
     interpret(findings)
     diagnosis = Diagnosis(findings=findings, sources=names)
     diagnosis.lines_read = scanner.lines_read

@@ -77,6 +77,14 @@ def _finding_from_hit(hit: Hit) -> Finding:
             facts.setdefault("exception_message", block.exception_message)
         if block.collective:
             facts.setdefault("collective", block.collective)
+        if block.user_frame is not None:
+            path, line, function = block.user_frame
+            facts.setdefault("user_frame", f"{path}:{line}")
+            facts.setdefault("user_function", function)
+        if block.innermost is not None and block.innermost != block.user_frame:
+            facts.setdefault("raised_in", f"{block.innermost[0]}:{block.innermost[1]}")
+        if block.library:
+            facts.setdefault("library", block.library)
         lines = (block.start, max(block.end, hit.line))
         evidence = _block_evidence(block)
         if hit.text not in evidence:
@@ -97,14 +105,20 @@ def _finding_from_hit(hit: Hit) -> Finding:
         else:
             env[name] = fill_slots(value, masked_facts)
     notes = []
+    severity, role = rule.severity, rule.role
+    if block is not None and block.ignored:
+        # Python printed it ("Exception ignored in ...") and carried on: never the failure itself
+        severity, role = "warning", "context"
+        notes.append("Python reported this exception as ignored (raised in __del__ or a callback) and carried on: "
+                     "it is a side effect, look for the error before it")
     if hit.partial:
         notes.append("matched on the failure's own phrase in a wording this entry's patterns do not know, so no details were captured")
     return Finding(
         signature=rule.id,
         title=fill_title(rule.title, masked_facts),
         category=rule.category,
-        severity=rule.severity,
-        role=rule.role,
+        severity=severity,
+        role=role,
         rank=rank,
         host=host,
         source=hit.source.name,

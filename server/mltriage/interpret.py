@@ -54,7 +54,32 @@ def _cuda_oom(f: Finding) -> None:
         )
 
 
-INTERPRETERS: dict[str, Callable[[Finding], None]] = {"cuda-oom": _cuda_oom}
+def _python_exception(f: Finding) -> None:
+    """The generic traceback layer: name the exception, where it was raised and which library."""
+    facts = f.facts
+    kind = facts.get("exception_type")
+    if not kind:
+        return
+    message = facts.get("exception_message", "")
+    where = facts.get("user_frame")
+    function = facts.get("user_function")
+    library = facts.get("library")
+    text = f"The process raised an uncaught {kind}" + (f": {message}" if message else "")
+    if where:
+        text += f" — in your code at {where}" + (f" (`{function}`)" if function else "")
+    if library:
+        text += f", from inside {library}" + (f" ({facts['raised_in']})" if facts.get("raised_in") else "")
+    f.root_cause = text + "."
+    if where:
+        f.fix.steps.insert(0, f"Open {where}" + (f" (`{function}`)" if function else "") +
+                           f" and fix what raised {kind}" + (f" there inside {library}" if library else "") +
+                           "; read the final exception line for the value that was wrong")
+        f.verify = f"Rerun the command that launched this run: the {kind} at {where} must be gone"
+    if not where and not facts.get("raised_in"):
+        f.confidence = min(f.confidence, 0.4)  # no frame at all: only the exception line is known
+
+
+INTERPRETERS: dict[str, Callable[[Finding], None]] = {"cuda-oom": _cuda_oom, "python-unhandled-exception": _python_exception}
 
 
 def interpret(findings: list[Finding]) -> None:

@@ -171,9 +171,11 @@ class Library:
     def prefilter(self) -> "Prefilter":
         from mltriage.launcher import SECTION_TRIGGERS
         from mltriage.prefilter import make_prefilter
-        from mltriage.scanner import CHAIN_MARKERS, TRACEBACK_HEADER
+        from mltriage.scanner import CHAIN_MARKERS, IGNORED_MARKER, TRACEBACK_HEADER
 
-        builtin = [TRACEBACK_HEADER, *CHAIN_MARKERS, *SECTION_TRIGGERS]  # ORIGINAL_TRACEBACK contains the header
+        from mltriage.run_facts import MARKER_LITERALS
+
+        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS, *MARKER_LITERALS]  # ORIGINAL_TRACEBACK contains the header
         return make_prefilter([*self.trigger_index, *builtin], cache_dir())
 
     @cached_property

@@ -156,6 +156,12 @@ class Diagnosis:
                 return finding
         return self.findings[0] if self.findings and self.status == "failure" else None
 
+    @property
+    def root_cause_index(self) -> int | None:
+        """Where ``root_cause`` is in ``findings``: what every reader of the JSON uses, never its own rule."""
+        root = self.root_cause
+        return next((i for i, f in enumerate(self.findings) if f is root), None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
@@ -166,6 +172,7 @@ class Diagnosis:
             "failure_kind": self.failure_kind,
             "failure_domain": self.failure_domain,
             "findings": [f.to_json() for f in self.findings],
+            "root_cause_index": self.root_cause_index,
             "ranks": [r.to_json() for r in self.ranks],
             "timeline": list(self.timeline),
             "inputs": {

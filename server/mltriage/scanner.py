@@ -17,11 +17,15 @@ from mltriage.launcher import TorchrunSummary, WorkerFailure, section_for
 from mltriage.library import MATCH_TIMEOUT_S, Library, Rule
 from mltriage.prefixes import LineContext, parse_prefixes
 from mltriage.reader import Source, clean_line
+from mltriage.run_facts import TAIL_BYTES, RunFacts, note_markers, read_tail
 
 TRACEBACK_HEADER = "Traceback (most recent call last)"
 # DataLoader re-raises a worker's exception in the main process and appends the worker's own
 # traceback under this header: one error report, whose innermost part is the real cause.
 ORIGINAL_TRACEBACK = "Original Traceback (most recent call last)"
+# Python prints an exception raised in __del__ or a callback it cannot propagate under this line:
+# the program went on, so such a traceback is a warning, never the failure.
+IGNORED_MARKER = "Exception ignored in"
 CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
@@ -41,6 +45,9 @@ _COLLECTIVE_FRAME = re.compile(
 # printed only healthy lines is still a rank (and, in a hang, often the culprit).
 _RANK_TAG = re.compile(rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
 RANK_SAMPLE_BYTES = 256 * 1024
+_FRAME = re.compile(r'File "(?P<path>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<function>\S{1,200})')
+# Frames in these places are libraries and the interpreter, not the user's program.
+_LIBRARY_PATH = re.compile(r"(?:site-packages|dist-packages)/(?P<package>[A-Za-z0-9_.\-]+)|/lib/python\d\.\d+/|^<frozen |^<string>")
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
 
 StreamKey = tuple[str, int | None]
@@ -58,6 +65,25 @@ class TracebackBlock:
     collective: str | None = None  # the torch.distributed call the stack was in, if any
     closed: bool = False
     chain_pending: bool = False
+    ignored: bool = False  # "Exception ignored in ...": Python printed it and went on
+    innermost: tuple[str, str, str] | None = None  # (path, line, function) of the last frame
+    user_frame: tuple[str, str, str] | None = None  # the last frame outside libraries and the interpreter
+    library: str | None = None  # the package of the innermost frame, when it lies in one
+    frames: int = 0
+
+    def note_frame(self, line: str) -> None:
+        m = _FRAME.search(line)
+        if m is None:
+            return
+        self.frames += 1
+        frame = (m.group("path"), m.group("line"), m.group("function"))
+        self.innermost = frame
+        lib = _LIBRARY_PATH.search(frame[0])
+        if lib is None:
+            self.user_frame = frame
+            self.library = None
+        else:
+            self.library = lib.group("package") if lib.group("package") else None
 
 
 @dataclass(slots=True)
@@ -92,6 +118,7 @@ class Scanner:
         self.lines_read = 0
         self.bytes_read = 0
         self.timeouts = 0
+        self.run = RunFacts()
         self._reset_source(None)
 
     # -- per source state -------------------------------------------------------------------
@@ -101,8 +128,10 @@ class Scanner:
         self.open_blocks: dict[StreamKey, TracebackBlock] = {}
         self.last_closed: dict[StreamKey, TracebackBlock] = {}
         self.last_time: dict[StreamKey, float] = {}
+        self.ignored_at: dict[StreamKey, int] = {}  # line of the last "Exception ignored in" per stream
         self.summary: TorchrunSummary | None = None
         self._ended_without_newline = False
+        self._tail = b""
 
     def begin(self, source: Source) -> None:
         self._reset_source(source)
@@ -114,6 +143,8 @@ class Scanner:
         if self._ended_without_newline:
             self.line_no += 1
         self.lines_read += self.line_no
+        if self.source is not None and len(self.run.tails) < 4096:
+            self.run.tails[self.source.name] = read_tail(self._tail, self.line_no)
         for block in self.open_blocks.values():
             block.closed = True
         self.open_blocks.clear()
@@ -154,6 +185,7 @@ class Scanner:
             pos = end + 1
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
+        self._tail = (self._tail + block)[-TAIL_BYTES:] if len(block) < TAIL_BYTES else block[-TAIL_BYTES:]
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
         if end - start > MAX_LINE_FOR_MATCHING:
@@ -225,6 +257,8 @@ class Scanner:
                 own.end = line_no
                 line = clean_line(raw[:2048])
                 own.tail.append(line)
+                if b'File "' in raw:
+                    own.note_frame(line)
                 if b"torch/distributed/" in raw:
                     self._note_collective(own, line)
             return
@@ -244,6 +278,8 @@ class Scanner:
             if not message.strip() or message[0] in " \t":
                 open_block.end = line_no
                 open_block.tail.append(text[:2048])
+                if 'File "' in message:
+                    open_block.note_frame(message)
                 if "torch/distributed/" in message:
                     self._note_collective(open_block, message)
                 if has_trigger:  # a frame never fires a signature, but may satisfy another's `requires`
@@ -273,6 +309,8 @@ class Scanner:
             self.open_blocks[stream] = previous
             return
         block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=text[:2048])
+        marker = self.ignored_at.get(stream)
+        block.ignored = marker is not None and 0 < line_no - marker <= 2
         self.blocks.append(block)
         self.open_blocks[stream] = block
 
@@ -307,6 +345,11 @@ class Scanner:
         if message.lstrip().startswith(CHAIN_MARKERS):
             self.note_chain_marker(stream, line_no)
             return
+        if message.lstrip().startswith(IGNORED_MARKER):
+            self.ignored_at[stream] = line_no
+            return
+        if not requires_only:
+            note_markers(self.run, text, self.source.name, line_no)
         index = self.library.trigger_index
         seen: set[str] = set()
         for trigger in self._triggers:

@@ -335,13 +335,20 @@ def _is_launcher(f: Finding) -> bool:
 
 
 def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure]) -> None:
-    """Launcher lines name a worker by pid; torchrun's failure list maps that pid to its rank."""
+    """Launcher lines name a worker by pid; torchrun's failure list maps that pid to its rank.
+
+    The pid decides even where the line already has a rank: torchrun's agent prints these lines
+    unprefixed, so that rank is only the stream's (a file named ``...rank2...``, an ``srun -l`` task
+    number), never the worker the line is about."""
     pid_rank = {w.pid: w.rank for w in workers if w.pid is not None and w.rank is not None}
     for f in findings:
-        if f.rank is None and (pid := _fact_int(f, "pid")) is not None and pid in pid_rank:
-            f.rank = pid_rank[pid]
-            f.ranks = [f.rank]
-            f.facts.setdefault("rank", str(f.rank))
+        pid = _fact_int(f, "pid")
+        if pid is None or pid not in pid_rank or f.rank == pid_rank[pid]:
+            continue
+        stream_rank, f.rank = f.rank, pid_rank[pid]
+        f.ranks = [f.rank]
+        if f.facts.get("rank") in (None, str(stream_rank)):  # not a rank the signature captured itself
+            f.facts["rank"] = str(f.rank)
 
 
 def _relabel_followers(d: Diagnosis, initiator: int) -> None:

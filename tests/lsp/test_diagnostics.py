@@ -53,6 +53,9 @@ async def test_collateral_points_to_initiating_rank(client: LanguageClient, work
     uri = open_document(client, log)
     diagnostics = await wait_for_diagnostics(client, uri)
     collateral = [d for d in diagnostics if d.data["role"] == "collateral"]
+    # rank 1 was SIGKILLed: the other ranks' gloo errors and torchrun's SIGTERMs are its consequences
+    assert len(collateral) >= 2, [(d.code, d.data["role"]) for d in diagnostics]
+    assert sum(d.data["role"] == "root-cause" for d in diagnostics) >= 1
     for d in collateral:
         assert d.severity == types.DiagnosticSeverity.Information
         assert d.related_information, "collateral findings point at the initiating failure"

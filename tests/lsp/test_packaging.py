@@ -18,10 +18,25 @@ REPO = Path(__file__).resolve().parents[2]
 LOGS = Path(__file__).resolve().parent / "data" / "logs"
 
 
+def _pyenv_versions() -> Path:
+    """Where pyenv keeps its interpreters: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv."""
+    root = os.environ.get("PYENV_ROOT")
+    pyenv = shutil.which("pyenv")
+    if not root and pyenv:
+        out = subprocess.run([pyenv, "root"], capture_output=True, text=True)
+        root = out.stdout.strip() if out.returncode == 0 else None
+    return Path(root or Path.home() / ".pyenv") / "versions"
+
+
+PYENV_VERSIONS = _pyenv_versions()
+
+
 def pythons(low: tuple[int, int], high: tuple[int, int]) -> list[str]:
-    """One interpreter per version in [low, high) among those installed side by side (pyenv)."""
+    """One interpreter per version in [low, high) among those installed side by side (pyenv, or
+    python3.X on PATH)."""
     found = {}
-    for candidate in sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3")) + [shutil.which("python3.11") or ""]:
+    on_path = [shutil.which(f"python3.{minor}") or "" for minor in range(0, 30)]
+    for candidate in sorted(glob.glob(str(PYENV_VERSIONS / "3.*" / "bin" / "python3"))) + on_path:
         if not candidate or not os.access(candidate, os.X_OK):
             continue
         out = subprocess.run([candidate, "-I", "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
@@ -52,7 +67,7 @@ def clean_env() -> dict[str, str]:
 SUPPORTED = pythons((3, 11), (4, 0))
 
 
-@pytest.mark.parametrize("python", SUPPORTED, ids=[Path(p).parts[-3] if "pyenv" in p else p for p in SUPPORTED])
+@pytest.mark.parametrize("python", SUPPORTED, ids=[Path(p).parts[-3] if Path(p).is_relative_to(PYENV_VERSIONS) else p for p in SUPPORTED])
 async def test_bundle_serves_on(python: str, bundle: Path, tmp_path: Path):
     env = clean_env() | {"MLTRIAGE_CACHE_DIR": str(tmp_path / "cache")}
     server = await RawServer.start(python, "-I", str(bundle / "tool" / "start.py"), env=env)

@@ -1,0 +1,111 @@
+"""What a whole log says about its run, beyond single failure lines.
+
+The scanner records two things here while it reads: phrases that describe the run's set-up
+(which NCCL transports the GPUs use, which GPU models, whether a benchmark started and finished,
+whether the IOMMU spoke), and the last lines of every input. The run-level reasoning reads these
+facts; nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from mltriage.prefixes import parse_prefixes
+from mltriage.reader import clean_line
+
+TAIL_BYTES = 16 * 1024
+TAIL_LINES = 40
+
+# name -> literals (case-sensitive, fed to the same pre-filter as the signatures' triggers)
+MARKERS: dict[str, tuple[str, ...]] = {
+    "p2p_transport": ("via P2P/", "via P2P "),
+    "shm_transport": ("via SHM/", "via direct shared memory"),
+    "net_transport": ("via NET/",),
+    "nvlink": ("SXM", "NVSwitch", "NVLink", "HGX"),
+    "nccl_init_done": ("Init COMPLETE",),
+    "nccl_version": ("NCCL version",),
+    "bench_started": ("# Using devices",),
+    "bench_finished": ("Avg bus bandwidth", "Out of bounds values"),
+    "custom_allreduce_off": ("Custom allreduce is disabled",),
+    "iommu": ("AMD-Vi", "DMAR:", "IO_PAGE_FAULT", "iommu"),
+    "gpu_model": ("GeForce", "RTX", "Quadro", "TITAN", "Tesla", "PCIE", "PCIe", "Instinct", "Radeon", "NVIDIA A", "NVIDIA L", "NVIDIA H"),
+}
+MARKER_LITERALS = tuple(lit for lits in MARKERS.values() for lit in lits)
+
+# GPU families sold only as PCIe cards (no NVLink between them in the usual server), where
+# peer-to-peer traffic crosses PCIe switches and root ports: ACS, IOMMU and driver matter.
+_PCIE_GPU = re.compile(
+    r"GeForce|\bRTX\b|Quadro|TITAN|-PCIE|PCIe|\bTesla (?:K\d+|M\d+|P4|P40|T4)\b|\b(?:A2|A10G?|A16|A30|A40|L4|L40S?|T4|A[456]000)\b"
+    r"|Instinct MI(?:50|60|100|210)\b|Radeon",
+)
+_NVLINK_GPU = re.compile(r"SXM|HGX|\bH200\b|GH200|GB200|NVL\b")
+
+
+@dataclass(slots=True)
+class Mark:
+    count: int
+    source: str
+    line: int
+    text: str
+
+
+@dataclass
+class TailLine:
+    line: int
+    text: str  # cleaned line
+    message: str  # launcher prefixes removed
+    rank: int | None
+
+
+@dataclass
+class RunFacts:
+    marks: dict[str, Mark] = field(default_factory=dict)
+    pcie_models: dict[str, Mark] = field(default_factory=dict)  # PCIe-only GPU family -> first line naming it
+    nvlink_models: dict[str, Mark] = field(default_factory=dict)
+    tails: dict[str, list[TailLine]] = field(default_factory=dict)  # source -> its last lines
+
+    def note(self, name: str, source: str, line: int, text: str) -> None:
+        mark = self.marks.get(name)
+        if mark is None:
+            self.marks[name] = Mark(1, source, line, text[:400])
+        else:
+            mark.count += 1
+        if name in ("gpu_model", "nvlink") and len(self.pcie_models) + len(self.nvlink_models) < 64:
+            for m in _NVLINK_GPU.finditer(text):
+                self.nvlink_models.setdefault(m.group(0), Mark(1, source, line, text[:400]))
+            if not _NVLINK_GPU.search(text):
+                for m in _PCIE_GPU.finditer(text):
+                    self.pcie_models.setdefault(m.group(0), Mark(1, source, line, text[:400]))
+
+    def has(self, name: str) -> bool:
+        return name in self.marks
+
+
+
+def note_markers(facts: RunFacts, text: str, source: str, line: int) -> None:
+    for name, literals in MARKERS.items():
+        for literal in literals:
+            if literal in text:
+                facts.note(name, source, line, text)
+                break
+
+
+def read_tail(raw: bytes, last_line: int) -> list[TailLine]:
+    """The last ``TAIL_LINES`` lines of ``raw`` (the end of an input), numbered so the final one is
+    ``last_line``."""
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if len(raw) >= TAIL_BYTES and lines:
+        lines = lines[1:]  # the first piece is probably cut
+    lines = lines[-TAIL_LINES:]
+    out: deque[TailLine] = deque()
+    number = last_line
+    for raw_line in reversed(lines):
+        text = clean_line(raw_line[:4096])
+        ctx = parse_prefixes(text)
+        out.appendleft(TailLine(number, text, ctx.message, ctx.rank))
+        number -= 1
+    return list(out)

@@ -1,0 +1,193 @@
+"""Reasoning about the whole run, not one line: stalls, and tracebacks the run survived.
+
+Line signatures see a failure only where a line says so. Two common cases say nothing:
+- a run that stalls prints no error at all: its log just stops, after NCCL set up its channels,
+  after a benchmark's results header, or with a progress bar at zero. Where the log also shows
+  GPUs talking over PCIe (P2P/SHM transports between GPUs, PCIe-only GPU models, vLLM turning
+  custom all-reduce off), broken peer-to-peer is the prime suspect, with a confirming experiment;
+- a traceback that was logged and handled, after which the same process went on making progress,
+  is not what ended the run.
+Derived findings come from ``derived = true`` signatures (their text lives in the encyclopedia);
+their evidence is the lines that established each fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mltriage.library import Library, Rule
+from mltriage.model import Finding, Fix
+from mltriage.run_facts import Mark, RunFacts, TailLine
+from mltriage.templates import fill_sentence, fill_slots, fill_title
+
+STALL_P2P = "nccl-hang-broken-p2p"
+STALL_PLAIN = "run-stalled-without-error"
+
+_QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
+_NCCL_SETUP = re.compile(
+    r"NCCL INFO (?:Channel \d+|.*\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|.*Init COMPLETE|Setting affinity|"
+    r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|.*P2P Chunksize|CC Off|comm 0x)"
+)
+_BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b")
+_BENCH_ROW = re.compile(r"^\s*#?\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+_PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s*\||\s0/\d+\s*\[")
+_PROGRESS = re.compile(
+    r"\d+%\s*\||\d+(?:\.\d+)?\s*(?:it|s)/(?:s|it)\b|\b(?:epoch|step|iter(?:ation)?|global_step)\b\W{0,3}\d|\bloss\b\W{0,3}\d",
+    re.IGNORECASE,
+)
+_FINISHED = re.compile(
+    r"\b(?:training (?:completed|finished|done)|finished training|completed successfully|Destroy COMPLETE|all done)\b",
+    re.IGNORECASE,
+)
+HANDLED_MIN_LINES_AFTER = 5  # lines the process printed after a traceback before we call it survived
+
+
+@dataclass
+class Stall:
+    kind: str  # "benchmark-header" | "benchmark-start" | "nccl-setup" | "progress-zero"
+    source: str
+    last: TailLine
+    where: str  # words: where the log stops
+
+
+def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -> list[Finding]:
+    """Demote survived tracebacks in place; return derived findings to add."""
+    _demote_survived_tracebacks(findings, run)
+    if any(f.severity in ("critical", "error") for f in findings):
+        return []
+    stall = _find_stall(run)
+    if stall is None:
+        return []
+    suspects = _p2p_evidence(run)
+    if suspects:
+        rule = library.get(STALL_P2P)
+        return [_derived(rule, stall, run, suspects)] if rule else []
+    if stall.kind == "nccl-setup":
+        return []  # a log cut right after NCCL init is also what a healthy paste looks like
+    rule = library.get(STALL_PLAIN)
+    return [_derived(rule, stall, run, [])] if rule else []
+
+
+# -- stalls -------------------------------------------------------------------------------------------
+
+
+def _meaningful(tail: list[TailLine]) -> list[TailLine]:
+    out = []
+    for t in tail:
+        message = _QUOTE.sub("", t.message).strip()
+        if message and not re.fullmatch(r"[#=\-*\s]*|\S*[$#]\s*", message):
+            out.append(TailLine(t.line, t.text, message, t.rank))
+    return out
+
+
+def _find_stall(run: RunFacts) -> Stall | None:
+    for source, tail in run.tails.items():
+        lines = _meaningful(tail)
+        if not lines:
+            continue
+        last = lines[-1]
+        if _FINISHED.search(last.message):
+            continue
+        if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
+            if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
+                return Stall("benchmark-header", source, last, "right after the benchmark printed its results header")
+            return Stall("benchmark-start", source, last, "before the benchmark printed any result")
+        if _PROGRESS_ZERO.search(last.message):
+            return Stall("progress-zero", source, last, "with its progress bar still at zero")
+        recent = lines[-3:]
+        if all(_NCCL_SETUP.search(t.message) for t in recent):
+            return Stall("nccl-setup", source, last, "right after NCCL set up its communicator and channels")
+    return None
+
+
+def _p2p_evidence(run: RunFacts) -> list[tuple[str, Mark]]:
+    """Facts that put GPU-to-GPU traffic on PCIe inside one node (where P2P can be broken)."""
+    if run.nvlink_models or run.has("nvlink"):
+        return []
+    evidence: list[tuple[str, Mark]] = []
+    for name, words in (
+        ("p2p_transport", "NCCL moves data between GPUs with direct peer-to-peer (P2P) copies"),
+        ("shm_transport", "NCCL moves data between these GPUs through host shared memory (no usable P2P between them)"),
+        ("custom_allreduce_off", "vLLM turned custom all-reduce off: it found no working GPU P2P"),
+    ):
+        if run.has(name):
+            evidence.append((words, run.marks[name]))
+    for model, mark in list(run.pcie_models.items())[:2]:
+        evidence.append((f"the GPUs are {model} cards, which talk over PCIe", mark))
+    return evidence
+
+
+def _last_by_rank(run: RunFacts) -> list[str]:
+    out = []
+    for source, tail in run.tails.items():
+        last: dict[int | None, TailLine] = {}
+        for t in _meaningful(tail):
+            last[t.rank] = t
+        for rank, t in sorted(last.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            who = f"rank {rank}" if rank is not None else source
+            out.append(f"{who} last printed line {t.line}: {t.message[:160]}")
+        if len(out) >= 8:
+            break
+    return out[:8]
+
+
+def _derived(rule: Rule, stall: Stall, run: RunFacts, suspects: list[tuple[str, Mark]]) -> Finding:
+    facts = {"stopped": stall.where, "last_line": stall.last.message[:200]}
+    evidence = [m.text for _, m in suspects] + [stall.last.text]
+    notes = [f"the log stops {stall.where} and holds no error"]
+    notes += [words + f" (line {m.line})" for words, m in suspects]
+    notes += _last_by_rank(run)
+    return Finding(
+        signature=rule.id,
+        title=fill_title(rule.title, facts),
+        category=rule.category,
+        severity=rule.severity,
+        role=rule.role,
+        rank=stall.last.rank,
+        host=None,
+        source=stall.source,
+        lines=(stall.last.line, stall.last.line),
+        line=stall.last.line,
+        column_start=0,
+        column_end=len(stall.last.text),
+        evidence=list(dict.fromkeys(evidence)),
+        facts=facts,
+        root_cause=fill_sentence(rule.summary, facts, rule.mechanism_gist),
+        fix=Fix(
+            summary=fill_slots(rule.fix_summary, facts),
+            env=dict(rule.fix_env),
+            steps=[fill_slots(s, facts) for s in rule.fix_steps],
+            commands=[fill_slots(c, facts) for c in rule.fix_commands],
+        ),
+        verify=fill_slots(rule.verify, facts),
+        confidence=rule.confidence,
+        p2p_related=rule.p2p_related,
+        notes=notes,
+        kind=rule.kind,
+        ranks=[stall.last.rank] if stall.last.rank is not None else [],
+    )
+
+
+# -- tracebacks the run survived ----------------------------------------------------------------------
+
+
+def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
+    for f in findings:
+        if f.block is None or f.severity not in ("critical", "error"):
+            continue
+        tail = _meaningful(run.tails.get(f.source, []))
+        own = [t for t in tail if t.rank == f.rank]
+        if not own:
+            continue
+        last = own[-1]
+        if last.line - f.lines[1] < HANDLED_MIN_LINES_AFTER or not (_PROGRESS.search(last.message) or _FINISHED.search(last.message)):
+            continue
+        later = [g for g in findings if g is not f and g.source == f.source and g.rank == f.rank
+                 and g.severity in ("critical", "error") and g.line > f.lines[1]]
+        if later:
+            continue
+        f.severity = "warning"
+        f.role = "context"
+        f.notes.append(f"the process carried on after this traceback and was still making progress at line {last.line} "
+                       f"({last.message[:120]}): it was logged and handled, not what ended the run")

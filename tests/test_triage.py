@@ -1,0 +1,106 @@
+"""Triage on every recorded scenario, against golden answers.
+
+For each recorded zoo scenario (its console log, or the console plus Flight Recorder dumps, and its
+per-rank --log-dir), each recorded error output under corpus/gpu and the bundled example, the
+stable part of the verdict — status, initiating rank, each rank's role, failure kind and the root
+cause's signature — is compared with ``tests/data/triage_golden/<case>.json``. A change of
+behaviour then shows up as a diff of those files. After an intended change, regenerate them with
+
+    UPDATE_GOLDEN=1 .venv/bin/python -m pytest -q tests/test_triage.py
+
+and review the diff. Whether an answer is *right* is tests/test_zoo.py's job (ground truth from
+each scenario's design); this file pins what the engine says today.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mltriage.engine import diagnose_path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "data" / "triage_golden"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+EXAMPLE = ROOT / "examples" / "torchrun-rank2-indexerror.log"
+
+
+def _cases() -> dict[str, Path]:
+    cases: dict[str, Path] = {}
+    for scenario in sorted(p.parent for p in (ROOT / "zoo").glob("*/*/scenario.json")):
+        name = f"zoo-{scenario.parent.name}-{scenario.name}"
+        # as tests/test_zoo.py loads them: the console, with the Flight Recorder dumps when recorded
+        cases[f"{name}-console"] = scenario if (scenario / "fr").is_dir() else scenario / "console.log"
+        if any(p.is_file() for p in (scenario / "logdir").rglob("*")):
+            cases[f"{name}-logdir"] = scenario / "logdir"
+    for log in sorted((ROOT / "corpus" / "gpu").glob("*.log")):
+        cases[f"corpus-gpu-{log.stem}"] = log
+    cases["example-torchrun-rank2-indexerror"] = EXAMPLE
+    return cases
+
+
+CASES = _cases()
+
+
+def verdict(target: Path) -> dict:
+    """The stable fields of a diagnosis (not the full JSON: wording and evidence may change)."""
+    d = diagnose_path(target)
+    root = d.root_cause
+    return {
+        "status": d.status,
+        "initiating_rank": d.initiating_rank,
+        "failure_kind": d.failure_kind,
+        "root_cause": root.signature if root is not None else None,
+        "ranks": {str(r.rank): r.role for r in sorted(d.ranks, key=lambda r: r.rank)},
+    }
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_triage_matches_golden(case):
+    actual = verdict(CASES[case])
+    path = GOLDEN / f"{case}.json"
+    if UPDATE:
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(actual, indent=2, sort_keys=True) + "\n")
+        return
+    assert path.is_file(), f"no golden answer for {case}: run with UPDATE_GOLDEN=1 and review {path}"
+    expected = json.loads(path.read_text())
+    assert actual == expected, f"triage of {CASES[case].relative_to(ROOT)} changed (UPDATE_GOLDEN=1 to accept)"
+
+
+def test_no_stale_golden_files():
+    stale = sorted(p.stem for p in GOLDEN.glob("*.json") if p.stem not in CASES)
+    if UPDATE:
+        for name in stale:
+            (GOLDEN / f"{name}.json").unlink()
+        return
+    assert not stale, f"golden answers without a case (UPDATE_GOLDEN=1 removes them): {stale}"
+
+
+def test_launcher_lines_go_to_the_rank_whose_pid_they_name():
+    """examples/torchrun-rank2-indexerror.log: torchrun's agent prints "Sending process 9935 closing
+    signal SIGTERM" unprefixed in a file named ...rank2..., but pid 9935 is rank 0 (its failure
+    summary: "rank : 0", "exitcode : -15 (pid: 9935)"); rank 2 raised IndexError and exited with 1."""
+    d = diagnose_path(EXAMPLE)
+    pid_rank = {w["pid"]: w["rank"] for w in d.launcher}
+    assert pid_rank == {9935: 0, 9936: 1, 9938: 3, 9937: 2}
+    assert {r.rank: r.role for r in d.ranks} == {0: "collateral", 1: "collateral", 2: "initiator", 3: "collateral"}
+    by_pid = [f for f in d.findings if "pid" in f.facts]
+    assert by_pid
+    for f in by_pid:
+        assert f.rank == pid_rank[int(f.facts["pid"])], (f.signature, f.line, f.facts)
+        assert f.ranks == [f.rank] and f.facts["rank"] == str(f.rank)
+    sigterm = [f for f in d.findings if f.signature == "torchrun-worker-sigterm"]
+    assert sigterm and 2 not in {f.rank for f in sigterm}  # the initiator was never SIGTERMed
+    assert {f.rank for f in sigterm} == {0, 1, 3}
+    first = next(f for f in sigterm if f.line == 67)
+    assert first.rank == 0
+    rank2 = [f.signature for f in d.findings if f.rank == 2]
+    assert rank2[0] == "python-unhandled-exception" and "torchrun-child-failed-error" in rank2
+    ranks = {r.rank: r for r in d.ranks}
+    assert ranks[0].first_error == "torchrun-worker-sigterm" and ranks[0].first_line == 67
+    assert ranks[2].first_error == "python-unhandled-exception" and ranks[2].first_line == 15
+    assert "ranks 0–3" not in d.explanation
