@@ -171,11 +171,11 @@ class Library:
     def prefilter(self) -> "Prefilter":
         from mltriage.launcher import SECTION_TRIGGERS
         from mltriage.prefilter import make_prefilter
-        from mltriage.scanner import CHAIN_MARKERS, IGNORED_MARKER, TRACEBACK_HEADER
+        from mltriage.scanner import CHAIN_MARKERS, FRAME_MARKER, IGNORED_MARKER, TRACEBACK_HEADER
 
         from mltriage.run_facts import MARKER_LITERALS
 
-        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS, *MARKER_LITERALS]  # ORIGINAL_TRACEBACK contains the header
+        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS, *MARKER_LITERALS]  # ORIGINAL_TRACEBACK contains the header
         return make_prefilter([*self.trigger_index, *builtin], cache_dir())
 
     @cached_property

@@ -26,7 +26,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "nvlink": ("SXM", "NVSwitch", "NVLink", "HGX"),
     "nccl_init_done": ("Init COMPLETE",),
     "nccl_version": ("NCCL version",),
-    "bench_started": ("# Using devices",),
+    "bench_started": ("# Using devices", " uses device "),  # nccl-tests; before 2.0 it printed "Rank  0 uses device  0"
     "bench_finished": ("Avg bus bandwidth", "Out of bounds values"),
     "custom_allreduce_off": ("Custom allreduce is disabled",),
     "iommu": ("AMD-Vi", "DMAR:", "IO_PAGE_FAULT", "iommu"),

@@ -26,6 +26,9 @@ ORIGINAL_TRACEBACK = "Original Traceback (most recent call last)"
 # Python prints an exception raised in __del__ or a callback it cannot propagate under this line:
 # the program went on, so such a traceback is a warning, never the failure.
 IGNORED_MARKER = "Exception ignored in"
+# A traceback pasted without its header still starts with a frame line.
+FRAME_MARKER = 'File "'
+GENERIC_TRACEBACK_RULE = "python-unhandled-exception"
 CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
@@ -47,7 +50,8 @@ _RANK_TAG = re.compile(rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
 RANK_SAMPLE_BYTES = 256 * 1024
 _FRAME = re.compile(r'File "(?P<path>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<function>\S{1,200})')
 # Frames in these places are libraries and the interpreter, not the user's program.
-_LIBRARY_PATH = re.compile(r"(?:site-packages|dist-packages)/(?P<package>[A-Za-z0-9_.\-]+)|/lib/python\d\.\d+/|^<frozen |^<string>")
+_PACKAGE_PATH = re.compile(r"(?:site-packages|dist-packages)/(?P<package>[A-Za-z0-9_\-]+)")
+_INTERPRETER_PATH = re.compile(r"/lib/python\d\.\d+/|^<frozen |^<string>")
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
 
 StreamKey = tuple[str, int | None]
@@ -66,6 +70,7 @@ class TracebackBlock:
     closed: bool = False
     chain_pending: bool = False
     ignored: bool = False  # "Exception ignored in ...": Python printed it and went on
+    headerless: bool = False  # began with a frame line: the paste lost its "Traceback" header
     innermost: tuple[str, str, str] | None = None  # (path, line, function) of the last frame
     user_frame: tuple[str, str, str] | None = None  # the last frame outside libraries and the interpreter
     library: str | None = None  # the package of the innermost frame, when it lies in one
@@ -78,12 +83,12 @@ class TracebackBlock:
         self.frames += 1
         frame = (m.group("path"), m.group("line"), m.group("function"))
         self.innermost = frame
-        lib = _LIBRARY_PATH.search(frame[0])
-        if lib is None:
+        package = _PACKAGE_PATH.search(frame[0])
+        if package is None and _INTERPRETER_PATH.search(frame[0]) is None:
             self.user_frame = frame
             self.library = None
         else:
-            self.library = lib.group("package") if lib.group("package") else None
+            self.library = package.group("package") if package else None
 
 
 @dataclass(slots=True)
@@ -290,7 +295,7 @@ class Scanner:
             else:
                 if has_trigger:  # match first, so the hit is tied to the block it closes
                     self._match(text, ctx, stream, line_no)
-                self._close_traceback(open_block, line_no, text, message)
+                self._close_traceback(open_block, line_no, text, message, ctx)
                 return
             if line_no - open_block.start > MAX_TRACEBACK_LINES:
                 open_block.closed = True
@@ -314,13 +319,24 @@ class Scanner:
         self.blocks.append(block)
         self.open_blocks[stream] = block
 
+    def _open_headerless_traceback(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+        """Frames with no ``Traceback`` line above them (a paste that starts mid-traceback): the
+        same error report; the generic traceback layer speaks for it unless a specific one does."""
+        previous = self.last_closed.get(stream)
+        if previous is not None and line_no - previous.end <= 1:
+            return  # a frame line right after an exception line belongs to no new report
+        self._open_traceback(stream, line_no, text)
+        block = self.open_blocks[stream]
+        block.headerless = True
+        block.note_frame(ctx.message)
+
     @staticmethod
     def _note_collective(block: TracebackBlock, frame: str) -> None:
         m = _COLLECTIVE_FRAME.search(frame)
         if m:
             block.collective = m.group(1)
 
-    def _close_traceback(self, block: TracebackBlock, line_no: int, text: str, message: str) -> None:
+    def _close_traceback(self, block: TracebackBlock, line_no: int, text: str, message: str, ctx: LineContext) -> None:
         block.end = line_no
         block.tail.append(text[:2048])
         m = _EXCEPTION_LINE.match(message.strip())
@@ -329,6 +345,11 @@ class Scanner:
             block.exception_message = (m.group("message") or "").strip()[:500]
         else:
             block.exception_message = message.strip()[:500]
+        if block.headerless and m and block.frames:
+            # frames that end in an exception line are an error report even without their header
+            rule = self.library.get(GENERIC_TRACEBACK_RULE)
+            if rule is not None:
+                self._record(rule, None, text, ctx, block.stream, line_no)
         block.closed = True
         del self.open_blocks[block.stream]
         self.last_closed[block.stream] = block
@@ -350,6 +371,10 @@ class Scanner:
             return
         if not requires_only:
             note_markers(self.run, text, self.source.name, line_no)
+            if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
+                    and _FRAME.match(message.lstrip())):
+                self._open_headerless_traceback(text, ctx, stream, line_no)
+                return
         index = self.library.trigger_index
         seen: set[str] = set()
         for trigger in self._triggers:
@@ -402,8 +427,10 @@ class Scanner:
         if m is not None:
             facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
             start, end = m.start(), m.end()
-        else:  # trigger only: the trigger's own span
+        elif partial is not None:  # trigger only: the trigger's own span
             facts, start, end = {}, partial[0], partial[0] + partial[1]
+        else:  # raised by the scanner's own structure (a headerless traceback): the whole message
+            facts, start, end = {}, 0, len(ctx.message)
         self.hits.append(
             Hit(
                 rule=rule,
