@@ -34,6 +34,7 @@ ENTRIES = {
     "tcpstore_addr_in_use": (P + "tcpstore_addr_in_use.py", "EADDRINUSE"),
     "gloo_peer_killed": (P + "gloo_peer_killed.py", "by peer"),
     "gloo_stall_progress": (P + "gloo_stall_progress.py", "0/16"),
+    "handled_exception": (P + "handled_exception.py", "training finished"),
     "rendezvous_join_timeout": (
         "torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29533 "
         "--rdzv-conf join_timeout=10 zoo/scenarios/healthy.py",

@@ -53,10 +53,11 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         )
 
     hits = [h for h in hits if not (h.rule.fallback and h.block is not None and explained(h.block))]
-    merged: dict[tuple[str, str, int | None], Finding] = {}
-    order: list[tuple[str, str, int | None]] = []
+    merged: dict[tuple[str, str, int | None, str | None], Finding] = {}
+    order: list[tuple[str, str, int | None, str | None]] = []
     for hit in hits:
-        key = (hit.rule.id, hit.source.name, hit.stream[1])
+        # launcher lines carry no rank prefix but name a worker by pid: one finding per worker
+        key = (hit.rule.id, hit.source.name, hit.stream[1], hit.facts.get("pid") if hit.stream[1] is None else None)
         finding = merged.get(key)
         if finding is not None:
             finding.count += 1

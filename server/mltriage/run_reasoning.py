@@ -189,5 +189,7 @@ def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
             continue
         f.severity = "warning"
         f.role = "context"
+        if f.generic and f.facts.get("exception_type"):
+            f.title = f"Python exception logged and handled: {f.facts['exception_type']} (the run carried on)"
         f.notes.append(f"the process carried on after this traceback and was still making progress at line {last.line} "
                        f"({last.message[:120]}): it was logged and handled, not what ended the run")

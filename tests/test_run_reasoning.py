@@ -1,0 +1,112 @@
+"""Reasoning about whole runs, on real recordings: stalls, survived tracebacks, headerless pastes."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mltriage.engine import diagnose_text
+from mltriage.library import load_library
+from mltriage.model import Finding
+from mltriage.templates import fill_sentence, fill_slots, fill_title
+
+ROOT = Path(__file__).resolve().parent.parent
+P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
+H200_HEALTHY = ROOT / "corpus" / "healthy" / "nccl-info-h200x2" / "console.log"
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines(keepends=True)
+
+
+def test_log_cut_after_nccl_channel_setup_over_shm_is_a_p2p_hang():
+    lines = _lines(P2P_DISABLE)
+    cut = max(i for i, line in enumerate(lines[:60]) if "via SHM/direct/direct" in line) + 1
+    d = diagnose_text("".join(lines[:cut]))
+    top = d.findings[0]
+    assert top.signature == "nccl-hang-broken-p2p"
+    assert top.severity == "error" and top.kind == "hang"
+    assert top.fix.env == {"NCCL_P2P_DISABLE": "1"}
+    assert any("via SHM/direct/direct" in e for e in top.evidence)
+    assert top.line == cut
+    # what each rank printed last is said, with its line
+    assert any(n.startswith("rank 0 last printed line") for n in top.notes)
+    assert d.status == "failure"
+
+
+def test_the_same_run_to_its_end_is_healthy():
+    d = diagnose_text(P2P_DISABLE.read_text())
+    assert d.status == "healthy"
+    assert not [f for f in d.findings if f.kind == "hang"]
+
+
+def test_log_cut_inside_nccl_setup_without_transport_lines_says_nothing():
+    # a paste that stops during NCCL init with no GPU-to-GPU evidence is what a healthy paste looks like too
+    lines = _lines(H200_HEALTHY)
+    cut = next(i for i, line in enumerate(lines) if "Init COMPLETE" in line) + 1
+    d = diagnose_text("".join(lines[:cut]))
+    assert d.findings == [] or all(f.severity not in ("critical", "error") for f in d.findings)
+
+
+def test_progress_bar_stuck_at_zero_is_a_stall_warning():
+    d = diagnose_text((ROOT / "corpus" / "cpu" / "gloo_stall_progress.log").read_text())
+    top = d.findings[0]
+    assert top.signature == "run-stalled-without-error"
+    assert top.severity == "warning" and top.kind == "hang"
+    assert "0/16" in top.evidence[-1]
+    assert "progress bar still at zero" in top.root_cause
+
+
+def test_traceback_the_run_survived_is_a_warning():
+    d = diagnose_text((ROOT / "corpus" / "cpu" / "handled_exception.log").read_text())
+    assert d.status == "healthy"
+    (f,) = [f for f in d.findings if f.signature == "python-unhandled-exception"]
+    assert f.severity == "warning" and f.role == "context"
+    assert "handled" in f.title and "KeyError" in f.title
+    assert any("carried on" in n for n in f.notes)
+
+
+def test_exception_ignored_in_del_is_context_not_the_failure():
+    text = (ROOT / "tests" / "data" / "chained_exception.log").read_text()
+    # Python's own marker line for an exception it could not raise (format: "Exception ignored in: %R")
+    d = diagnose_text("Exception ignored in: <function Loader.__del__ at 0x7f30c6ca0830>\n" + text)
+    (f,) = [f for f in d.findings if f.signature == "python-unhandled-exception"]
+    assert f.severity == "warning" and f.role == "context"
+
+
+def test_traceback_pasted_without_its_header_is_still_an_error_report():
+    text = (ROOT / "tests" / "data" / "chained_exception.log").read_text()
+    first_frame = text.index('  File "')
+    d = diagnose_text(text[first_frame:])
+    top = d.findings[0]
+    assert top.signature == "python-unhandled-exception" and top.severity == "error"
+    assert top.facts["exception_type"] == "RuntimeError"
+    assert top.facts["user_frame"].startswith("/tmp/tb/chained.py:")
+    assert top.facts["user_frame"] in top.root_cause
+
+
+def test_frames_alone_without_an_exception_line_are_not_an_error():
+    d = diagnose_text('  File "/tmp/tb/chained.py", line 10, in <module>\n    main()\n')
+    assert d.status == "healthy"
+
+
+PLACEHOLDER = re.compile(r"\{\w+\}")
+
+
+@pytest.mark.parametrize("rule", sorted(load_library().rules.values(), key=lambda r: r.id), ids=lambda r: r.id)
+def test_no_signature_shows_a_format_field_when_no_fact_is_known(rule):
+    texts = [fill_title(rule.title, {}), fill_sentence(rule.summary, {}, rule.mechanism_gist),
+             fill_slots(rule.fix_summary, {}), fill_slots(rule.verify, {})]
+    texts += [fill_slots(s, {}) for s in rule.fix_steps] + [fill_slots(c, {}) for c in rule.fix_commands]
+    texts += [fill_slots(v, {}) for v in rule.fix_env.values()]
+    leaked = [t for t in texts if PLACEHOLDER.search(t)]
+    assert leaked == []
+    assert fill_title(rule.title, {}).strip() and len(fill_title(rule.title, {})) >= 8
+
+
+def test_trigger_only_match_still_names_the_failure_without_facts():
+    # today's allocator message cut after its first sentence (older releases printed only this much)
+    d = diagnose_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+    top = d.findings[0]
+    assert top.signature == "cuda-oom"
+    assert "{" not in top.title + top.root_cause
