@@ -29,13 +29,18 @@ class Prefilter:
         self.literals = sorted({lit.encode("utf-8") for lit in literals}, key=len, reverse=True)
 
     def starts(self, block: bytes) -> list[int]:
-        found: set[int] = set()
-        for lit in self.literals:
+        return sorted({start for start, _ in self.matches(block)})
+
+    def matches(self, block: bytes) -> list[tuple[int, int]]:
+        """(start offset, index into ``literals``) of every occurrence, sorted by offset."""
+        found: list[tuple[int, int]] = []
+        for n, lit in enumerate(self.literals):
             i = block.find(lit)
             while i != -1:
-                found.add(i)
+                found.append((i, n))
                 i = block.find(lit, i + 1)
-        return sorted(found)
+        found.sort()
+        return found
 
 
 class HyperscanPrefilter(Prefilter):
@@ -69,12 +74,12 @@ class HyperscanPrefilter(Prefilter):
                 pass
         return db
 
-    def starts(self, block: bytes) -> list[int]:
-        found: list[int] = []
+    def matches(self, block: bytes) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
         lengths = self._lengths
 
         def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
-            found.append(end - lengths[pattern_id])
+            found.append((end - lengths[pattern_id], pattern_id))
 
         self._db.scan(block, match_event_handler=on_match)
         found.sort()

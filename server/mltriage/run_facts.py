@@ -33,6 +33,12 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "gpu_model": ("GeForce", "RTX", "Quadro", "TITAN", "Tesla", "PCIE", "PCIe", "Instinct", "Radeon", "NVIDIA A", "NVIDIA L", "NVIDIA H"),
 }
 MARKER_LITERALS = tuple(lit for lits in MARKERS.values() for lit in lits)
+_MARKER_NAME = {lit: name for name, lits in MARKERS.items() for lit in lits}
+SATURATED = 64  # after this many lines a marker says nothing new (NCCL prints a channel line per channel and peer)
+
+
+def is_marker(literal: str) -> bool:
+    return literal in _MARKER_NAME
 
 # GPU families sold only as PCIe cards (no NVLink between them in the usual server), where
 # peer-to-peer traffic crosses PCIe switches and root ports: ACS, IOMMU and driver matter.
@@ -79,12 +85,25 @@ class RunFacts:
                 for m in _PCIE_GPU.finditer(text):
                     self.pcie_models.setdefault(m.group(0), Mark(1, source, line, text[:400]))
 
+    def saturated(self, literals) -> bool:
+        for literal in literals:
+            mark = self.marks.get(_MARKER_NAME.get(literal, ""))
+            if mark is None or mark.count < SATURATED:
+                return False
+        return True
+
     def has(self, name: str) -> bool:
         return name in self.marks
 
 
 
-def note_markers(facts: RunFacts, text: str, source: str, line: int) -> None:
+def note_markers(facts: RunFacts, text: str, source: str, line: int, present: frozenset[str] | None = None) -> None:
+    """Record the markers on this line; ``present``: the literals the pre-filter already found on it."""
+    if present is not None:
+        names = {_MARKER_NAME[lit] for lit in present if lit in _MARKER_NAME}
+        for name in names:
+            facts.note(name, source, line, text)
+        return
     for name, literals in MARKERS.items():
         for literal in literals:
             if literal in text:

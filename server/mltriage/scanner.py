@@ -17,7 +17,7 @@ from mltriage.launcher import TorchrunSummary, WorkerFailure, section_for
 from mltriage.library import MATCH_TIMEOUT_S, Library, Rule
 from mltriage.prefixes import LineContext, parse_prefixes
 from mltriage.reader import Source, clean_line
-from mltriage.run_facts import TAIL_BYTES, RunFacts, note_markers, read_tail
+from mltriage.run_facts import TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
 
 TRACEBACK_HEADER = "Traceback (most recent call last)"
 # DataLoader re-raises a worker's exception in the main process and appends the worker's own
@@ -114,6 +114,10 @@ class Scanner:
         self.library = library
         self._triggers = list(library.trigger_index)
         self._prefilter = library.prefilter
+        self._literal_text = [lit.decode("utf-8") for lit in self._prefilter.literals]
+        # literals that only describe the run: a line holding nothing else is skipped once each has been seen enough
+        self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in library.trigger_index}
+        self._present: frozenset[str] | None = None  # the pre-filter's literals on the line being handled
         self.hits: list[Hit] = []
         self.dropped_hits = 0
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
@@ -159,7 +163,9 @@ class Scanner:
         """Scan one block that ends at a line end (or is a piece of a monster line)."""
         self.bytes_read += len(block)
         size = len(block)
-        starts = self._prefilter.starts(block)
+        found = self._prefilter.matches(block)
+        starts = [offset for offset, _ in found]
+        literal_ids = [n for _, n in found]
         if len(self.ranks_seen) < 100_000:
             self.ranks_seen.update(int(r) for r in _RANK_TAG.findall(block, 0, RANK_SAMPLE_BYTES))
         n_starts = len(starts)
@@ -175,6 +181,7 @@ class Scanner:
                 end = size if end == -1 else end
                 base += block.count(b"\n", counted, pos)
                 counted = pos
+                self._present = self._literals_between(literal_ids, starts, i, end)
                 self._slow_line(block, pos, end, base + 1, i < n_starts and starts[i] < end)
                 pos = end + 1
                 continue
@@ -186,11 +193,27 @@ class Scanner:
             end = size if end == -1 else end
             base += block.count(b"\n", counted, start)
             counted = start
+            present_ids = self._ids_between(literal_ids, starts, i, end)
+            if present_ids <= self._marker_only and self.run.saturated(self._literal_text[n] for n in present_ids):
+                pos = end + 1  # only run-description phrases already seen many times: nothing new here
+                continue
+            self._present = frozenset(self._literal_text[n] for n in present_ids)
             self._fast_line(block, start, end, base + 1, anchor)
             pos = end + 1
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
         self._tail = (self._tail + block)[-TAIL_BYTES:] if len(block) < TAIL_BYTES else block[-TAIL_BYTES:]
+
+    @staticmethod
+    def _ids_between(literal_ids: list[int], starts: list[int], i: int, end: int) -> set[int]:
+        ids = set()
+        while i < len(starts) and starts[i] < end:
+            ids.add(literal_ids[i])
+            i += 1
+        return ids
+
+    def _literals_between(self, literal_ids: list[int], starts: list[int], i: int, end: int) -> frozenset[str]:
+        return frozenset(self._literal_text[n] for n in self._ids_between(literal_ids, starts, i, end))
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
         if end - start > MAX_LINE_FOR_MATCHING:
@@ -369,15 +392,17 @@ class Scanner:
         if message.lstrip().startswith(IGNORED_MARKER):
             self.ignored_at[stream] = line_no
             return
+        present = self._present
         if not requires_only:
-            note_markers(self.run, text, self.source.name, line_no)
+            note_markers(self.run, text, self.source.name, line_no, present)
             if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
                     and _FRAME.match(message.lstrip())):
                 self._open_headerless_traceback(text, ctx, stream, line_no)
                 return
         index = self.library.trigger_index
         seen: set[str] = set()
-        for trigger in self._triggers:
+        candidates = self._triggers if present is None else [t for t in present if t in index]
+        for trigger in candidates:
             if trigger not in text:
                 continue
             for rule in index[trigger]:
