@@ -95,6 +95,8 @@ def _finding_from_hit(hit: Hit) -> Finding:
         evidence = [hit.text]
     rank = hit.stream[1]
     host = hit.context.host or hit.source.host
+    if hit.context.device is not None:
+        facts.setdefault("cuda_device", str(hit.context.device))  # NCCL's "host:pid:tid [dev]" prefix
     if rank is not None:
         facts.setdefault("rank", str(rank))
     masked_facts = {k: mask_secrets(v) for k, v in facts.items()}
@@ -140,6 +142,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         confidence=rule.confidence * (TRIGGER_ONLY_CONFIDENCE if hit.partial else 1.0),
         notes=notes,
         kind=rule.kind,
+        reported_by=rule.reported_by,
         generic=rule.fallback,
         p2p_related=rule.p2p_related,
         block=id(block) if block is not None else None,

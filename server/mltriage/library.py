@@ -79,6 +79,7 @@ class Rule:
     fallback: bool
     path: str
     kind: str = "crash"
+    reported_by: str = "worker"
     derived: bool = False
     needs_pattern: list[str] = field(default_factory=list)
     mechanism_gist: str = ""  # the mechanism's first sentence: the summary when a fact is missing
@@ -136,6 +137,7 @@ class Rule:
             fallback=sig.fallback,
             path=str(path),
             kind=sig.kind,
+            reported_by=sig.reported_by,
             derived=sig.derived,
             needs_pattern=list(match.needs_pattern),
             mechanism_gist=first_sentence(sig.mechanism),
@@ -171,11 +173,11 @@ class Library:
     def prefilter(self) -> "Prefilter":
         from mltriage.launcher import SECTION_TRIGGERS
         from mltriage.prefilter import make_prefilter
-        from mltriage.scanner import CHAIN_MARKERS, FRAME_MARKER, IGNORED_MARKER, TRACEBACK_HEADER
+        from mltriage.scanner import CHAIN_MARKERS, FRAME_MARKER, IGNORED_MARKER, LAST_ERROR_MARKER, TRACEBACK_HEADER
 
         from mltriage.run_facts import MARKER_LITERALS
 
-        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS, *MARKER_LITERALS]  # ORIGINAL_TRACEBACK contains the header
+        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, LAST_ERROR_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS, *MARKER_LITERALS]  # ORIGINAL_TRACEBACK contains the header
         return make_prefilter([*self.trigger_index, *builtin], cache_dir())
 
     @cached_property

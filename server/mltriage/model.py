@@ -67,6 +67,7 @@ class Finding:
     notes: list[str] = field(default_factory=list)  # explanations added by triage or the P2P probe
     caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
     kind: str = "crash"  # the signature's kind: crash | hang | silent-corruption | performance | configuration
+    reported_by: str = "worker"  # "launcher": a supervisor's line about a worker, not the worker's own words
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
 

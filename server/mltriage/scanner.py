@@ -29,6 +29,10 @@ IGNORED_MARKER = "Exception ignored in"
 # A traceback pasted without its header still starts with a frame line.
 FRAME_MARKER = 'File "'
 GENERIC_TRACEBACK_RULE = "python-unhandled-exception"
+# PyTorch's NCCL errors continue the exception message on the next lines: the NCCL result's name
+# and meaning, then "Last error:" and NCCL's own detail. They belong to the same error report.
+LAST_ERROR_MARKER = "Last error:"
+_MESSAGE_CONTINUATION = re.compile(r"^(?:nccl[A-Z]\w*(?:Error|Usage)\b|Last error:)")
 CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
@@ -342,6 +346,17 @@ class Scanner:
         self.blocks.append(block)
         self.open_blocks[stream] = block
 
+    def _continued_block(self, stream: StreamKey, message: str, line_no: int) -> TracebackBlock | None:
+        """The just-closed traceback whose exception message this line continues, if any."""
+        block = self.last_closed.get(stream)
+        if block is None or line_no - block.end != 1:
+            return None
+        if _MESSAGE_CONTINUATION.match(message.lstrip()) or (block.tail and block.tail[-1].rstrip().endswith(LAST_ERROR_MARKER)):
+            block.end = line_no
+            block.tail.append(message[:2048])
+            return block
+        return None
+
     def _open_headerless_traceback(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
         """Frames with no ``Traceback`` line above them (a paste that starts mid-traceback): the
         same error report; the generic traceback layer speaks for it unless a specific one does."""
@@ -391,6 +406,9 @@ class Scanner:
             return
         if message.lstrip().startswith(IGNORED_MARKER):
             self.ignored_at[stream] = line_no
+            return
+        if message.lstrip().startswith(LAST_ERROR_MARKER):
+            self._continued_block(stream, message, line_no)
             return
         present = self._present
         if not requires_only:
@@ -467,7 +485,7 @@ class Scanner:
                 text=text[:2048],
                 context=ctx,
                 facts=facts,
-                block=self.open_blocks.get(stream),
+                block=self.open_blocks.get(stream) or self._continued_block(stream, ctx.message, line_no),
                 timestamp=self._timestamp(stream, ctx),
                 partial=partial is not None,
             )

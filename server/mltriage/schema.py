@@ -168,6 +168,11 @@ class Signature(_Strict):
     severity: Severity
     role: Role = Field(description="Usually a root cause, usually collateral (a consequence of another failure), or context.")
     kind: Kind = Field(default="crash", description="What kind of failure: crash, hang, silent-corruption, performance, configuration.")
+    reported_by: Literal["worker", "launcher"] = Field(
+        default="worker",
+        description="Who prints the line: the failing process itself, or a launcher/supervisor reporting on a worker "
+        "(torchrun's agent, the deepspeed launcher, mpirun, subprocess): a launcher's line is never a worker's own error.",
+    )
     status: Status = "stable"
     confidence: float = Field(default=0.8, ge=0.0, le=1.0, description="How sure a match alone makes us.")
     tags: list[str] = Field(min_length=1)

@@ -10,7 +10,6 @@ was cut, only the trigger matched). A user never sees a format field:
 from __future__ import annotations
 
 import re
-import string
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _UNITS = r"(?:\s?(?:ms|s|kB|KiB|MiB|GiB|GB|bytes|tokens))?"
@@ -27,11 +26,17 @@ class _Slot(dict):
 
 
 def fill_with(template: str, mapping: dict) -> str:
-    """``template`` formatted with a caller's mapping (which decides what a missing fact shows)."""
-    try:
-        return string.Formatter().vformat(template, (), mapping)
-    except (ValueError, IndexError, AttributeError, KeyError):
-        return template
+    """``template`` with each ``{name}`` replaced from a caller's mapping (whose ``__missing__``
+    decides what an unknown fact shows). Only ``{word}`` is a placeholder: shell and Python braces
+    in commands (``awk '{print $5}'``, ``{p.dtype for p in ...}``) stay as written."""
+
+    def one(m: re.Match) -> str:
+        try:
+            return str(mapping[m.group(1)])
+        except KeyError:
+            return m.group(0)
+
+    return PLACEHOLDER.sub(one, template)
 
 
 def _known(facts: dict[str, str]) -> dict[str, str]:

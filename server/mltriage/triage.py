@@ -31,6 +31,8 @@ from mltriage.model import Diagnosis, Finding, RankRole
 
 _COMPUTE_CATEGORIES = {"memory", "kernel", "hardware", "program", "numerics", "data", "driver", "correctness"}
 _HANG_WORDS = ("timeout", "timed-out", "timed out", "hang", "watchdog", "stuck")
+# Failures each rank hits on its own, identically (arguments, config, install): not one rank's doing.
+_SAME_ON_EVERY_RANK = {"configuration", "driver", "launcher"}
 _SELF_INFLICTED_SIGNALS = {"SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"}
 # Facts that identify which collective a rank was in; a rank that differs is the odd one out.
 _COLLECTIVE_FACTS = ("collective", "op_type", "shape", "numel_in", "seq")
@@ -113,6 +115,7 @@ def triage(
         ]
     d.launcher = [w.to_json() for w in worker_failures]
     _attribute_ranks_by_pid(d.findings, worker_failures)
+    _attribute_ranks_from_facts(d.findings, ranks_seen or set(), worker_failures)
     errors = [f for f in d.findings if _is_error(f)]
     all_ranks = sorted(
         {f.rank for f in d.findings if f.rank is not None}
@@ -302,6 +305,22 @@ def _earliest_error(ev: Evidence):
     return first.rank, f"rank {first.rank} logged the earliest error ({first.title}, {_where(first)}); timestamps only, weak evidence", first
 
 
+def _first_observed_by_launcher(ev: Evidence):
+    """Every rank failed with the same error of its own (a bad argument, a config assertion): no rank
+    caused the others, and the launcher's first report (torchrun's "first observed failure") names one."""
+    roots = [f for f in ev.errors if f.role == "root-cause" and not _is_launcher(f)]
+    if not roots or len({f.signature for f in roots}) != 1 or roots[0].category not in _SAME_ON_EVERY_RANK:
+        return None, "", None
+    reports = [f for f in ev.errors if _is_launcher(f) and f.rank is not None]
+    if not reports:
+        return None, "", None
+    first = min(reports, key=lambda f: (f.source, f.line))
+    return first.rank, (
+        f"every rank failed with the same error of its own ({roots[0].title}); the launcher saw rank {first.rank} "
+        f"fail first ({_where(first)}), so it stands for all of them"
+    ), roots[0]
+
+
 # Each rule with the failure domain its evidence implies (None: from the finding's category).
 def _flight_recorder(ev: Evidence):
     verdict = ev.fr_verdict
@@ -311,7 +330,8 @@ def _flight_recorder(ev: Evidence):
 
 
 # Strongest evidence first; the first rule that names a rank (or explains why none) decides.
-_RULES = (_own_root_cause, _flight_recorder, _odd_one_out, _silent_rank, _launcher_evidence, _earliest_error)
+_RULES = (_own_root_cause, _flight_recorder, _odd_one_out, _silent_rank, _launcher_evidence, _earliest_error,
+          _first_observed_by_launcher)
 # The failure domain each kind of evidence implies (absent: from the deciding finding's category).
 _DOMAINS = {
     _odd_one_out: "communication",  # ranks disagreed about which collective to run
@@ -328,10 +348,33 @@ def _rule_domain(rule, ev: Evidence) -> str | None:
 
 def _is_launcher(f: Finding) -> bool:
     """Lines the launcher prints about a worker are not that worker's own words."""
-    return f.signature.startswith("torchrun-")
+    return f.reported_by == "launcher"
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+
+
+def _attribute_ranks_from_facts(findings: list[Finding], ranks_seen: set[int], workers: list[WorkerFailure]) -> None:
+    """A line without a rank prefix may still say whose it is: a captured ``rank``; on one host, a
+    launcher's ``local_rank``; in a log with no rank information at all, NCCL's device index (one GPU
+    per rank: the local rank, unless CUDA_VISIBLE_DEVICES reorders them)."""
+    hosts = {f.host for f in findings if f.host} | {w.host for w in workers if w.host}
+    one_host = len(hosts) <= 1
+    no_ranks = not ranks_seen and not any(f.rank is not None for f in findings) and not any(w.rank is not None for w in workers)
+    for f in findings:
+        if f.rank is not None:
+            continue
+        rank, how = _fact_int(f, "rank"), None
+        if rank is None and one_host:
+            rank, how = _fact_int(f, "local_rank"), "local rank on a single host"
+        if rank is None and one_host and no_ranks:
+            rank, how = _fact_int(f, "cuda_device"), "NCCL's device index (one GPU per rank)"
+        if rank is None or not 0 <= rank <= 1_000_000:
+            continue
+        f.rank, f.ranks = rank, [rank]
+        f.facts.setdefault("rank", str(rank))
+        if how:
+            f.notes.append(f"rank {rank} read from the {how}")
 
 
 def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure]) -> None:
