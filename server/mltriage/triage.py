@@ -30,7 +30,6 @@ from mltriage.launcher import WorkerFailure
 from mltriage.model import Diagnosis, Finding, RankRole
 
 _COMPUTE_CATEGORIES = {"memory", "kernel", "hardware", "program", "numerics", "data", "driver", "correctness"}
-_HANG_WORDS = ("timeout", "timed-out", "timed out", "hang", "watchdog", "stuck")
 # Failures each rank hits on its own, identically (arguments, config, install): not one rank's doing.
 _SAME_ON_EVERY_RANK = {"configuration", "driver", "launcher"}
 _SELF_INFLICTED_SIGNALS = {"SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"}
@@ -88,8 +87,8 @@ def _seq(f: Finding) -> int | None:
 
 
 def _looks_hang(f: Finding) -> bool:
-    text = f"{f.signature} {f.title}".lower()
-    return any(word in text for word in _HANG_WORDS)
+    """Something waited until a timeout (the signature's kind says so, not its words)."""
+    return f.kind == "hang"
 
 
 def _where(f: Finding) -> str:
