@@ -97,6 +97,14 @@ SCENARIOS = [
         expect=[(1, "giving up"), ("console", "exitcode  : 3")],
     ),
     Scenario(
+        name="uneven_inputs",
+        kind="crash", domain="communication",
+        what="Rank 1 has 2 batches, the others 6: rank 1 finishes and exits 0 while ranks 0,2,3 wait in "
+             "the gradient all_reduce of step 2 and lose their gloo peer.",
+        initiating_rank=1, collateral_ranks=[0, 2, 3], healthy_ranks=[],
+        expect=[(1, "training finished after 2 steps")],
+    ),
+    Scenario(
         name="dataloader_worker_error",
         kind="crash", domain="compute",
         what="Rank 2's DataLoader worker raises ValueError on a corrupt sample; the DataLoader "

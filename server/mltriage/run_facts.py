@@ -30,6 +30,9 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "bench_finished": ("Avg bus bandwidth", "Out of bounds values"),
     "custom_allreduce_off": ("Custom allreduce is disabled",),
     "iommu": ("AMD-Vi", "DMAR:", "IO_PAGE_FAULT", "iommu"),
+    # a process saying it finished its work (training loops, Lightning, NCCL tearing its communicator down)
+    "finished": ("training finished", "Training finished", "Training completed", "training completed", "finished training",
+                 "Finished training", "Destroy COMPLETE", "stopped: `max_epochs=", "stopped: `max_steps="),
     "gpu_model": ("GeForce", "RTX", "Quadro", "TITAN", "Tesla", "PCIE", "PCIe", "Instinct", "Radeon", "NVIDIA A", "NVIDIA L", "NVIDIA H"),
 }
 MARKER_LITERALS = tuple(lit for lits in MARKERS.values() for lit in lits)
@@ -71,6 +74,7 @@ class RunFacts:
     pcie_models: dict[str, Mark] = field(default_factory=dict)  # PCIe-only GPU family -> first line naming it
     nvlink_models: dict[str, Mark] = field(default_factory=dict)
     tails: dict[str, list[TailLine]] = field(default_factory=dict)  # source -> its last lines
+    finished: dict[tuple[str, int | None], Mark] = field(default_factory=dict)  # (source, rank) -> first "finished" line
 
     def note(self, name: str, source: str, line: int, text: str) -> None:
         mark = self.marks.get(name)
@@ -97,18 +101,17 @@ class RunFacts:
 
 
 
-def note_markers(facts: RunFacts, text: str, source: str, line: int, present: frozenset[str] | None = None) -> None:
+def note_markers(facts: RunFacts, text: str, source: str, line: int, present: frozenset[str] | None = None,
+                 rank: int | None = None) -> None:
     """Record the markers on this line; ``present``: the literals the pre-filter already found on it."""
     if present is not None:
         names = {_MARKER_NAME[lit] for lit in present if lit in _MARKER_NAME}
-        for name in names:
-            facts.note(name, source, line, text)
-        return
-    for name, literals in MARKERS.items():
-        for literal in literals:
-            if literal in text:
-                facts.note(name, source, line, text)
-                break
+    else:
+        names = {name for name, literals in MARKERS.items() if any(lit in text for lit in literals)}
+    for name in names:
+        facts.note(name, source, line, text)
+    if "finished" in names and len(facts.finished) < 100_000:
+        facts.finished.setdefault((source, rank), Mark(1, source, line, text[:400]))
 
 
 def read_tail(raw: bytes, last_line: int) -> list[TailLine]:

@@ -21,6 +21,7 @@ from mltriage.model import Finding, Fix
 from mltriage.run_facts import Mark, RunFacts, TailLine
 from mltriage.templates import fill_sentence, fill_slots, fill_title
 
+LEFT_EARLY = "torch-rank-left-early"
 STALL_P2P = "nccl-hang-broken-p2p"
 STALL_PLAIN = "run-stalled-without-error"
 
@@ -55,7 +56,8 @@ def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -
     """Demote survived tracebacks in place; return derived findings to add."""
     _demote_survived_tracebacks(findings, run)
     if any(f.severity in ("critical", "error") for f in findings):
-        return []
+        left = _rank_that_left_early(findings, run, library)
+        return [left] if left else []
     stall = _find_stall(run)
     if stall is None:
         return []
@@ -166,6 +168,42 @@ def _derived(rule: Rule, stall: Stall, run: RunFacts, suspects: list[tuple[str, 
         notes=notes,
         kind=rule.kind,
         ranks=[stall.last.rank] if stall.last.rank is not None else [],
+    )
+
+
+# -- a rank that finished while its peers were still in a collective --------------------------------
+
+
+def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Library) -> Finding | None:
+    """Every error is a consequence (a peer closed the connection, a collective timed out) and one
+    rank said it finished, without an error of its own, before them: that rank left early."""
+    errors = [f for f in findings if f.severity in ("critical", "error")]
+    if not errors or any(f.role == "root-cause" and f.reported_by != "launcher" for f in errors):
+        return None
+    erring = {f.rank for f in errors if f.rank is not None and f.reported_by != "launcher"}
+    done = {key: mark for key, mark in run.finished.items() if key[1] is not None and key[1] not in erring}
+    if not erring or not done:
+        return None
+    (source, rank), mark = min(done.items(), key=lambda kv: (kv[1].source, kv[1].line))
+    peers = [f for f in errors if f.rank in erring and f.reported_by != "launcher"]
+    after = [f for f in peers if f.source != source or f.line > mark.line]
+    if not after:
+        return None  # the peers failed before it finished: not the cause
+    rule = library.get(LEFT_EARLY)
+    if rule is None:
+        return None
+    first_peer = min(after, key=lambda f: (f.source != source, f.line))
+    facts = {"rank": str(rank), "peer_ranks": ", ".join(str(r) for r in sorted(erring)), "peer_error": first_peer.title}
+    notes = [f"rank {rank} printed that it finished at line {mark.line}: {mark.text[:160]}",
+             f"ranks {facts['peer_ranks']} then failed waiting for it: {first_peer.title} ({first_peer.source}:{first_peer.line})"]
+    return Finding(
+        signature=rule.id, title=fill_title(rule.title, facts), category=rule.category, severity=rule.severity,
+        role=rule.role, rank=rank, host=None, source=source, lines=(mark.line, mark.line), line=mark.line,
+        column_start=0, column_end=len(mark.text), evidence=[mark.text, first_peer.evidence[-1] if first_peer.evidence else ""],
+        facts=facts, root_cause=fill_sentence(rule.summary, facts, rule.mechanism_gist),
+        fix=Fix(summary=fill_slots(rule.fix_summary, facts), env=dict(rule.fix_env),
+                steps=[fill_slots(x, facts) for x in rule.fix_steps], commands=[fill_slots(c, facts) for c in rule.fix_commands]),
+        verify=fill_slots(rule.verify, facts), confidence=rule.confidence, notes=notes, kind=rule.kind, ranks=[rank],
     )
 
 

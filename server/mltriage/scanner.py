@@ -412,7 +412,7 @@ class Scanner:
             return
         present = self._present
         if not requires_only:
-            note_markers(self.run, text, self.source.name, line_no, present)
+            note_markers(self.run, text, self.source.name, line_no, present, stream[1])
             if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
                     and _FRAME.match(message.lstrip())):
                 self._open_headerless_traceback(text, ctx, stream, line_no)
