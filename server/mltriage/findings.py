@@ -3,7 +3,8 @@
 Ordering puts the most likely root cause first: a root-cause signature beats context and
 collateral ones, and among root causes the earliest (by timestamp when both lines carry one of
 the same kind, else by position in the same file) wins, then severity and confidence. Everything
-error-level that is not the root cause is marked as its consequence (``caused_by``).
+ordering is only a ranking: triage decides which finding is the root cause and links the rest
+to it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mltriage.scanner import Hit, Scanner, TracebackBlock
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
+NEARBY_LINES = 2  # outside tracebacks, a specific finding this close explains the same error
 _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
 TRIGGER_ONLY_CONFIDENCE = 0.7  # share of a rule's confidence when only its trigger phrase matched
 
@@ -52,7 +54,15 @@ def build_findings(scanner: Scanner) -> list[Finding]:
             for h in specific
         )
 
-    hits = [h for h in hits if not (h.rule.fallback and h.block is not None and explained(h.block))]
+    def explained_line(hit: Hit) -> bool:
+        # a launcher's report about a worker explains nothing about the worker's own error line
+        return any(h.stream == hit.stream and abs(h.line - hit.line) <= NEARBY_LINES and h.rule.reported_by != "launcher"
+                   for h in specific)
+
+    hits = [
+        h for h in hits
+        if not (h.rule.fallback and (explained(h.block) if h.block is not None else explained_line(h)))
+    ]
     merged: dict[tuple[str, str, int | None, str | None], Finding] = {}
     order: list[tuple[str, str, int | None, str | None]] = []
     for hit in hits:
@@ -193,10 +203,4 @@ def order_findings(findings: Iterable[Finding], sources: list[str]) -> list[Find
         key_b = (-SEVERITY_ORDER.get(b.severity, 0), -b.confidence)
         return (key_a > key_b) - (key_a < key_b)
 
-    ordered = sorted(findings, key=cmp_to_key(compare))
-    root = next((i for i, f in enumerate(ordered) if f.role == "root-cause" and f.severity in ("critical", "error")), None)
-    if root is not None:
-        for i, finding in enumerate(ordered):
-            if i != root and finding.severity in ("critical", "error"):
-                finding.caused_by = root
-    return ordered
+    return sorted(findings, key=cmp_to_key(compare))

@@ -142,6 +142,7 @@ class Diagnosis:
     launcher: list[dict[str, Any]] = field(default_factory=list)  # torchrun's per-worker failure entries
     flight_recorder: list[dict[str, Any]] = field(default_factory=list)  # per-rank summaries of the dumps
     topology: dict[str, Any] | None = None  # facts from pasted nvidia-smi topo -m / p2pBandwidthLatencyTest
+    root_cause_index: int | None = None  # decided by triage alone: the index in findings of the root cause
 
     @property
     def status(self) -> str:
@@ -152,16 +153,9 @@ class Diagnosis:
 
     @property
     def root_cause(self) -> Finding | None:
-        for finding in self.findings:
-            if finding.role == "root-cause" and finding.severity in ("critical", "error"):
-                return finding
-        return self.findings[0] if self.findings and self.status == "failure" else None
-
-    @property
-    def root_cause_index(self) -> int | None:
-        """Where ``root_cause`` is in ``findings``: what every reader of the JSON uses, never its own rule."""
-        root = self.root_cause
-        return next((i for i, f in enumerate(self.findings) if f is root), None)
+        """The finding triage named as the root cause (``root_cause_index``); every reader uses this."""
+        i = self.root_cause_index
+        return self.findings[i] if i is not None and 0 <= i < len(self.findings) else None
 
     def to_json(self) -> dict[str, Any]:
         return {

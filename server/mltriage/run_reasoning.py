@@ -55,6 +55,7 @@ class Stall:
 def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -> list[Finding]:
     """Demote survived tracebacks in place; return derived findings to add."""
     _demote_survived_tracebacks(findings, run)
+    _demote_unterminated_tracebacks(findings)
     if any(f.severity in ("critical", "error") for f in findings):
         left = _rank_that_left_early(findings, run, library)
         return [left] if left else []
@@ -205,6 +206,21 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
                 steps=[fill_slots(x, facts) for x in rule.fix_steps], commands=[fill_slots(c, facts) for c in rule.fix_commands]),
         verify=fill_slots(rule.verify, facts), confidence=rule.confidence, notes=notes, kind=rule.kind, ranks=[rank],
     )
+
+
+# -- tracebacks the log cut off -----------------------------------------------------------------------
+
+
+def _demote_unterminated_tracebacks(findings: list[Finding]) -> None:
+    """A generic traceback finding whose exception line never came (the paste or the log stops inside
+    the frames) knows no error at all: where another finding names one, it is only context."""
+    named = [f for f in findings if f.severity in ("critical", "error") and not (f.generic and "exception_type" not in f.facts)]
+    if not named:
+        return
+    for f in findings:
+        if f.generic and f.block is not None and "exception_type" not in f.facts and f.severity in ("critical", "error"):
+            f.severity, f.role = "warning", "context"
+            f.notes.append("the log stops inside this traceback before its exception line; the error is named elsewhere")
 
 
 # -- tracebacks the run survived ----------------------------------------------------------------------

@@ -135,6 +135,7 @@ def triage(
         _promote(d, finding)
 
     chain = [reason] if reason else []
+    d.root_cause_index = _root_cause_index(d.findings)
     root = d.root_cause
     if not chain and root is not None:
         # no rank stands out: say what failed, and that the evidence does not single out a rank
@@ -168,6 +169,10 @@ def triage(
     if initiator is not None:
         _relabel_followers(d, initiator)
     d.initiating_rank = initiator
+    d.root_cause_index = _root_cause_index(d.findings)
+    if d.root_cause_index is None and d.findings and d.status == "failure":
+        d.root_cause_index = 0  # Flight Recorder alone proved the failure: its leading finding stands for it
+    _link_consequences(d)
     d.initiating_host = _host_of(initiator, d.findings, worker_failures)
     d.explanation = "; ".join(chain)
     d.ranks = _rank_roles(d.findings, all_ranks, initiator, worker_failures, traces)
@@ -395,23 +400,36 @@ def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure
 
 def _relabel_followers(d: Diagnosis, initiator: int) -> None:
     """In this job, another rank's "root cause" came after the initiator's failure: a consequence."""
-    first = next((i for i, f in enumerate(d.findings) if f.rank == initiator and _is_error(f)), None)
     for f in d.findings:
         if f.role == "root-cause" and _is_error(f) and f.rank is not None and f.rank != initiator:
             f.role = "collateral"
-            f.caused_by = first
             f.notes.append(f"usually a root cause, but here rank {initiator} failed first: a consequence in this job")
 
 
 def _promote(d: Diagnosis, finding: Finding) -> None:
-    """Put the initiator's own finding first; every other error becomes its consequence."""
-    if finding not in d.findings:
-        return
-    d.findings.remove(finding)
-    d.findings.insert(0, finding)
-    for other in d.findings[1:]:
-        other.caused_by = 0 if _is_error(other) else other.caused_by
-    finding.caused_by = None
+    """Put the initiator's own finding first."""
+    if finding in d.findings:
+        d.findings.remove(finding)
+        d.findings.insert(0, finding)
+
+
+def _root_cause_index(findings: list[Finding]) -> int | None:
+    """The one rule for which finding is the root cause: the first error-level root cause in the
+    triaged order, else the first error-level finding of any role."""
+    first_error = None
+    for i, f in enumerate(findings):
+        if _is_error(f):
+            if f.role == "root-cause":
+                return i
+            first_error = i if first_error is None else first_error
+    return first_error
+
+
+def _link_consequences(d: Diagnosis) -> None:
+    """Every other error-level finding is a consequence of the root cause."""
+    root = d.root_cause_index
+    for i, f in enumerate(d.findings):
+        f.caused_by = root if root is not None and i != root and _is_error(f) else None
 
 
 def _host_of(rank, findings, workers) -> str | None:

@@ -93,7 +93,7 @@ def diagnostic_data(finding: Any) -> dict[str, Any]:
 def to_diagnostics(diagnosis: Any, lines: list[str], uri: str, line_offset: int = 0, utf16: bool = True) -> list[types.Diagnostic]:
     """One diagnostic per finding; collateral ones point at the initiating rank's root cause."""
     ranges = [finding_range(f, lines, line_offset, utf16) for f in diagnosis.findings]
-    initiating = _initiating_index(diagnosis)
+    initiating = diagnosis.root_cause_index
     diagnostics = []
     for index, (finding, rng) in enumerate(zip(diagnosis.findings, ranges, strict=True)):
         related = None
@@ -121,12 +121,3 @@ def to_diagnostics(diagnosis: Any, lines: list[str], uri: str, line_offset: int 
             )
         )
     return diagnostics
-
-
-def _initiating_index(diagnosis: Any) -> int | None:
-    """The root-cause finding on the initiating rank (else the first root cause)."""
-    roots = [i for i, f in enumerate(diagnosis.findings) if f.role == "root-cause"]
-    for i in roots:
-        if diagnosis.initiating_rank is not None and diagnosis.findings[i].rank == diagnosis.initiating_rank:
-            return i
-    return roots[0] if roots else None
