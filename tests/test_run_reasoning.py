@@ -110,3 +110,29 @@ def test_trigger_only_match_still_names_the_failure_without_facts():
     top = d.findings[0]
     assert top.signature == "cuda-oom"
     assert "{" not in top.title + top.root_cause
+
+
+def _run(script: str) -> str:
+    import subprocess
+    import sys
+
+    out = subprocess.run(["bash", "-xc", script.replace("PY", sys.executable)], capture_output=True, text=True, timeout=60)
+    return out.stderr + out.stdout
+
+
+def test_the_command_that_launched_the_run_is_named_in_verify():
+    # bash -x echoes the command it runs ("+ python ..."), as CI logs and launch scripts do
+    log = _run("PY -c 'import json; json.loads(\"{bad\")'")
+    d = diagnose_text(log)
+    top = d.findings[0]
+    assert top.signature == "python-unhandled-exception"
+    assert top.facts["command"].endswith("-c 'import json; json.loads(\"{bad\")'")
+    assert top.verify.startswith(top.facts["command"])
+    assert "<command>" not in top.verify
+
+
+def test_an_env_assignment_after_the_program_is_called_out():
+    log = _run("PY -c 'raise SystemExit(\"x\")' NCCL_P2P_DISABLE=1; PY -c 'raise KeyError(1)' NCCL_P2P_DISABLE=1")
+    d = diagnose_text(log)
+    top = d.findings[0]
+    assert any("`NCCL_P2P_DISABLE=1` comes after the program name" in n for n in top.notes)

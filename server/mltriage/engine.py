@@ -15,7 +15,7 @@ from mltriage.interpret import interpret
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
 from mltriage.reader import InputError, Source, collect_sources, iter_blocks
-from mltriage.run_reasoning import reason_about_run
+from mltriage.run_reasoning import name_the_command, reason_about_run
 from mltriage.scanner import Scanner
 from mltriage.triage import triage
 
@@ -99,6 +99,7 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
     findings += reason_about_run(findings, scanner.run, library)
     findings = order_findings(findings, names)
     interpret(findings)
+    name_the_command(findings, scanner.run)
     diagnosis = Diagnosis(findings=findings, sources=names)
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read

@@ -74,7 +74,7 @@ def _python_exception(f: Finding) -> None:
         f.fix.steps.insert(0, f"Open {where}" + (f" (`{function}`)" if function else "") +
                            f" and fix what raised {kind}" + (f" there inside {library}" if library else "") +
                            "; read the final exception line for the value that was wrong")
-        f.verify = f"Rerun the command that launched this run: the {kind} at {where} must be gone"
+        f.verify = f"{facts.get('command') or '<command>'}  # rerun: the {kind} at {where} must be gone"
     if not where and not facts.get("raised_in"):
         f.confidence = min(f.confidence, 0.4)  # no frame at all: only the exception line is known
 

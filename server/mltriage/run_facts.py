@@ -30,12 +30,20 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "bench_finished": ("Avg bus bandwidth", "Out of bounds values"),
     "custom_allreduce_off": ("Custom allreduce is disabled",),
     "iommu": ("AMD-Vi", "DMAR:", "IO_PAGE_FAULT", "iommu"),
+    # the command that started the run, as a shell prompt, `bash -x` or a launcher echoed it
+    "launch": ("torchrun ", "torch.distributed.launch", "torch.distributed.run", "deepspeed ", "accelerate launch",
+               "vllm serve", "mpirun ", "srun ", "_perf ", "python ", "python3 "),
     # a process saying it finished its work (training loops, Lightning, NCCL tearing its communicator down)
     "finished": ("training finished", "Training finished", "Training completed", "training completed", "finished training",
                  "Finished training", "Destroy COMPLETE", "stopped: `max_epochs=", "stopped: `max_steps="),
     "gpu_model": ("GeForce", "RTX", "Quadro", "TITAN", "Tesla", "PCIE", "PCIe", "Instinct", "Radeon", "NVIDIA A", "NVIDIA L", "NVIDIA H"),
 }
 MARKER_LITERALS = tuple(lit for lits in MARKERS.values() for lit in lits)
+# A shell prompt or `+ ` (bash -x) then a launcher or interpreter: the line the user typed.
+_COMMAND = re.compile(
+    r"^\s*(?:[\w.@~:/()\[\] -]{0,120}?[$#%>]\s+|\+\s+|cmd = )"
+    r"(?P<command>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?(?:python3?(?:\.\d+)?|torchrun|deepspeed|accelerate|vllm|mpirun|srun|\w+_perf)\b[^\n]{0,600})$"
+)
 _MARKER_NAME = {lit: name for name, lits in MARKERS.items() for lit in lits}
 SATURATED = 64  # after this many lines a marker says nothing new (NCCL prints a channel line per channel and peer)
 
@@ -75,6 +83,7 @@ class RunFacts:
     nvlink_models: dict[str, Mark] = field(default_factory=dict)
     tails: dict[str, list[TailLine]] = field(default_factory=dict)  # source -> its last lines
     finished: dict[tuple[str, int | None], Mark] = field(default_factory=dict)  # (source, rank) -> first "finished" line
+    command: Mark | None = None  # the first launch command the log shows (text: the command itself)
 
     def note(self, name: str, source: str, line: int, text: str) -> None:
         mark = self.marks.get(name)
@@ -110,6 +119,10 @@ def note_markers(facts: RunFacts, text: str, source: str, line: int, present: fr
         names = {name for name, literals in MARKERS.items() if any(lit in text for lit in literals)}
     for name in names:
         facts.note(name, source, line, text)
+    if "launch" in names and facts.command is None:
+        m = _COMMAND.match(text)
+        if m:
+            facts.command = Mark(1, source, line, m.group("command").strip())
     if "finished" in names and len(facts.finished) < 100_000:
         facts.finished.setdefault((source, rank), Mark(1, source, line, text[:400]))
 

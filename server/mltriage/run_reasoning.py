@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from mltriage.library import Library, Rule
+from mltriage.masking import mask_secrets
 from mltriage.model import Finding, Fix
 from mltriage.run_facts import Mark, RunFacts, TailLine
 from mltriage.templates import fill_sentence, fill_slots, fill_title
@@ -72,6 +73,33 @@ def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -
     return [_derived(rule, stall, run, [])] if rule else []
 
 
+def name_the_command(findings: list[Finding], run: RunFacts) -> None:
+    """Where a fix or verify step says "rerun <command>", put the command this log shows."""
+    if run.command is None:
+        return
+    command = mask_secrets(run.command.text)
+    slot = "<command>"
+    misplaced = _assignments_after_program(command)
+    for f in findings:
+        if slot in f.verify or any(slot in x for x in (*f.fix.steps, *f.fix.commands)):
+            f.verify = f.verify.replace(slot, command)
+            f.fix.steps = [x.replace(slot, command) for x in f.fix.steps]
+            f.fix.commands = [x.replace(slot, command) for x in f.fix.commands]
+            f.facts.setdefault("command", command)
+            f.notes.append(f"the run was launched with `{command}` (line {run.command.line})")
+            if misplaced:
+                f.notes.append(f"`{' '.join(misplaced)}` comes after the program name, so it is passed as an argument, "
+                               f"not set in the environment: put it before the command or `export` it")
+
+
+def _assignments_after_program(command: str) -> list[str]:
+    words = command.split()
+    first = next((i for i, w in enumerate(words) if not re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", w)), None)
+    if first is None:
+        return []
+    return [w for w in words[first + 1:] if re.fullmatch(r"(?:NCCL|CUDA|TORCH|PYTORCH|OMP|MASTER|GLOO|VLLM)_?[A-Z0-9_]*=\S+", w)]
+
+
 # -- stalls -------------------------------------------------------------------------------------------
 
 
@@ -116,8 +144,11 @@ def _p2p_evidence(run: RunFacts) -> list[tuple[str, Mark]]:
     ):
         if run.has(name):
             evidence.append((words, run.marks[name]))
-    for model, mark in list(run.pcie_models.items())[:2]:
-        evidence.append((f"the GPUs are {model} cards, which talk over PCIe", mark))
+    by_line: dict[int, list[str]] = {}
+    for model, mark in run.pcie_models.items():
+        by_line.setdefault(mark.line, []).append(model)
+    for line, models in list(by_line.items())[:2]:
+        evidence.append((f"the GPUs are {' '.join(models)} cards, which talk over PCIe", run.pcie_models[models[0]]))
     return evidence
 
 
