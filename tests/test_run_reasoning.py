@@ -136,3 +136,13 @@ def test_an_env_assignment_after_the_program_is_called_out():
     d = diagnose_text(log)
     top = d.findings[0]
     assert any("`NCCL_P2P_DISABLE=1` comes after the program name" in n for n in top.notes)
+
+
+def test_nan_logits_with_custom_allreduce_off_cites_the_topology_line():
+    lib = load_library()
+    nan_logits = lib.entry("vllm-nan-logits-p2p-corruption").samples.positive[0].text
+    no_p2p = next(s.text for s in lib.entry("vllm-custom-allreduce-disabled-no-p2p").samples.positive)
+    d = diagnose_text(no_p2p + "\n" + nan_logits + "\n")
+    top = d.findings[0]
+    assert top.signature == "vllm-nan-logits-p2p-corruption"
+    assert any("topology supports it" in n and "custom all-reduce off" in n for n in top.notes)

@@ -57,6 +57,7 @@ def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -
     """Demote survived tracebacks in place; return derived findings to add."""
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
+    _corroborate_p2p(findings, run)
     if any(f.severity in ("critical", "error") for f in findings):
         left = _rank_that_left_early(findings, run, library)
         return [left] if left else []
@@ -237,6 +238,28 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
                 steps=[fill_slots(x, facts) for x in rule.fix_steps], commands=[fill_slots(c, facts) for c in rule.fix_commands]),
         verify=fill_slots(rule.verify, facts), confidence=rule.confidence, notes=notes, kind=rule.kind, ranks=[rank],
     )
+
+
+# -- wrong numbers on a P2P topology ------------------------------------------------------------------
+
+
+def _corroborate_p2p(findings: list[Finding], run: RunFacts) -> None:
+    """NaN/inf or garbage where the GPUs exchange data peer-to-peer over PCIe: a P2P finding gets
+    this log's topology evidence; a NaN loss gets the experiment that rules P2P corruption in or out."""
+    suspects = _p2p_evidence(run)
+    if not suspects:
+        return
+    facts = "; ".join(f"{words} (line {m.line})" for words, m in suspects)
+    for f in findings:
+        if f.severity not in ("critical", "error"):
+            continue
+        if f.p2p_related and f.category == "correctness":
+            f.notes.append(f"this log's topology supports it: {facts}")
+            f.confidence = min(0.95, f.confidence + 0.05)
+        elif f.category == "numerics":
+            f.notes.append(f"the GPUs exchange data over PCIe here ({facts}): broken peer-to-peer can also produce NaN")
+            f.fix.steps.append("Rule out silent P2P corruption: rerun the same steps with `NCCL_P2P_DISABLE=1`; "
+                               "if the NaN disappears, peer-to-peer on this host is corrupting data (run `mltriage probe`)")
 
 
 # -- tracebacks the log cut off -----------------------------------------------------------------------
