@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
-from mltriage.scanner import Hit, Scanner, TracebackBlock
+from mltriage.scanner import Hit, Scanner, TracebackBlock, hit_key
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
@@ -66,14 +66,16 @@ def build_findings(scanner: Scanner) -> list[Finding]:
     merged: dict[tuple[str, str, int | None, str | None], Finding] = {}
     order: list[tuple[str, str, int | None, str | None]] = []
     for hit in hits:
-        # launcher lines carry no rank prefix but name a worker by pid: one finding per worker
-        key = (hit.rule.id, hit.source.name, hit.stream[1], hit.facts.get("pid") if hit.stream[1] is None else None)
+        key = hit_key(hit.rule.id, hit.source.name, hit.stream[1], hit.facts)
         finding = merged.get(key)
         if finding is not None:
             finding.count += 1
             continue
         merged[key] = _finding_from_hit(hit)
         order.append(key)
+    for key, extra in scanner.repeats.items():
+        if key in merged:
+            merged[key].count += extra
     return [merged[k] for k in order]
 
 

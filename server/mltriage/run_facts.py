@@ -45,6 +45,7 @@ _COMMAND = re.compile(
     r"(?P<command>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?(?:python3?(?:\.\d+)?|torchrun|deepspeed|accelerate|vllm|mpirun|srun|\w+_perf)\b[^\n]{0,600})$"
 )
 _MARKER_NAME = {lit: name for name, lits in MARKERS.items() for lit in lits}
+PER_RANK_MARKERS = {"finished"}  # needed for every rank, never dropped
 SATURATED = 64  # after this many lines a marker says nothing new (NCCL prints a channel line per channel and peer)
 
 
@@ -100,6 +101,8 @@ class RunFacts:
 
     def saturated(self, literals) -> bool:
         for literal in literals:
+            if _MARKER_NAME.get(literal) in PER_RANK_MARKERS:
+                return False
             mark = self.marks.get(_MARKER_NAME.get(literal, ""))
             if mark is None or mark.count < SATURATED:
                 return False

@@ -41,6 +41,7 @@ MAX_LINE_FOR_MATCHING = 64 * 1024  # a 10 MB line is matched in a window around 
 WINDOW = 16 * 1024
 MAX_TRACEBACK_LINES = 20_000  # a "traceback" that never closes was not one
 MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)
+HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
 
 _COLLECTIVE_FRAME = re.compile(
@@ -111,6 +112,12 @@ class Hit:
     partial: bool = False  # only a trigger matched: a wording the patterns do not know, so no facts
 
 
+def hit_key(rule_id: str, source: str, rank: int | None, facts: dict[str, str]) -> tuple:
+    """What makes two hits the same finding: one signature, one stream, and (for launcher lines
+    without a rank prefix) one worker pid."""
+    return (rule_id, source, rank, facts.get("pid") if rank is None else None)
+
+
 class Scanner:
     """Feeds blocks of one source at a time; ``hits`` collects what fired."""
 
@@ -118,12 +125,14 @@ class Scanner:
         self.library = library
         self._triggers = list(library.trigger_index)
         self._prefilter = library.prefilter
-        self._literal_text = [lit.decode("utf-8") for lit in self._prefilter.literals]
-        # literals that only describe the run: a line holding nothing else is skipped once each has been seen enough
-        self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in library.trigger_index}
         self._present: frozenset[str] | None = None  # the pre-filter's literals on the line being handled
+        # run-description phrases seen often enough to say nothing new: dropped from the pre-filter
+        self._saturated: set[str] = set()
+        self._use_prefilter(library.prefilter)
         self.hits: list[Hit] = []
         self.dropped_hits = 0
+        self.hits_per_key: dict[tuple, int] = {}  # (rule, source, rank, pid) -> hits seen
+        self.repeats: dict[tuple, int] = {}  # hits beyond HITS_PER_KEY, only counted
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
         self.blocks: list[TracebackBlock] = []
         self.worker_failures: list[tuple[str, WorkerFailure]] = []  # (source, entry) from torchrun summaries
@@ -133,6 +142,21 @@ class Scanner:
         self.timeouts = 0
         self.run = RunFacts()
         self._reset_source(None)
+
+    def _use_prefilter(self, prefilter) -> None:
+        self._prefilter = prefilter
+        self._literal_text = [lit.decode("utf-8") for lit in prefilter.literals]
+        index = self.library.trigger_index
+        self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in index}
+        self._dropped = set(self._saturated)
+
+    def _drop_saturated_markers(self) -> None:
+        """Compiling a pre-filter costs milliseconds; reporting a channel line per peer and channel
+        of every NCCL communicator in a long log costs far more."""
+        from mltriage.prefilter import make_prefilter
+
+        keep = [lit for lit in self._literal_text if lit not in self._saturated]
+        self._use_prefilter(make_prefilter(keep, None))
 
     # -- per source state -------------------------------------------------------------------
     def _reset_source(self, source: Source | None) -> None:
@@ -167,6 +191,8 @@ class Scanner:
         """Scan one block that ends at a line end (or is a piece of a monster line)."""
         self.bytes_read += len(block)
         size = len(block)
+        if self._saturated - self._dropped:
+            self._drop_saturated_markers()
         found = self._prefilter.matches(block)
         starts = [offset for offset, _ in found]
         literal_ids = [n for _, n in found]
@@ -198,11 +224,11 @@ class Scanner:
             base += block.count(b"\n", counted, start)
             counted = start
             present_ids = self._ids_between(literal_ids, starts, i, end)
-            if present_ids <= self._marker_only and self.run.saturated(self._literal_text[n] for n in present_ids):
-                pos = end + 1  # only run-description phrases already seen many times: nothing new here
-                continue
             self._present = frozenset(self._literal_text[n] for n in present_ids)
             self._fast_line(block, start, end, base + 1, anchor)
+            if present_ids & self._marker_only:
+                self._saturated.update(lit for n in present_ids & self._marker_only
+                                       if self.run.saturated((lit := self._literal_text[n],)))
             pos = end + 1
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
@@ -464,9 +490,6 @@ class Scanner:
 
     def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
                 partial: tuple[int, int] | None = None) -> None:
-        if len(self.hits) >= MAX_HITS:
-            self.dropped_hits += 1
-            return
         if m is not None:
             facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
             start, end = m.start(), m.end()
@@ -474,6 +497,15 @@ class Scanner:
             facts, start, end = {}, partial[0], partial[0] + partial[1]
         else:  # raised by the scanner's own structure (a headerless traceback): the whole message
             facts, start, end = {}, 0, len(ctx.message)
+        key = hit_key(rule.id, self.source.name, stream[1], facts)
+        seen = self.hits_per_key.get(key, 0)
+        self.hits_per_key[key] = seen + 1
+        if seen >= HITS_PER_KEY:
+            self.repeats[key] = self.repeats.get(key, 0) + 1
+            return
+        if len(self.hits) >= MAX_HITS:
+            self.dropped_hits += 1
+            return
         self.hits.append(
             Hit(
                 rule=rule,
