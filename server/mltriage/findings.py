@@ -18,6 +18,7 @@ from mltriage.scanner import Hit, Scanner, TracebackBlock, hit_key
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
+EXCEPTION_LINE_RULE = "python-exception-line"  # the bare `SomeError: message` layer, for lines outside tracebacks
 NEARBY_LINES = 2  # outside tracebacks, a specific finding this close explains the same error
 _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
 TRIGGER_ONLY_CONFIDENCE = 0.7  # share of a rule's confidence when only its trigger phrase matched
@@ -56,12 +57,13 @@ def build_findings(scanner: Scanner) -> list[Finding]:
 
     def explained_line(hit: Hit) -> bool:
         # a launcher's report about a worker explains nothing about the worker's own error line
-        return any(h.stream == hit.stream and abs(h.line - hit.line) <= NEARBY_LINES and h.rule.reported_by != "launcher"
-                   for h in specific)
+        return any(h.stream == hit.stream and (h.line == hit.line or abs(h.line - hit.line) <= NEARBY_LINES
+                                                and h.rule.reported_by != "launcher") for h in specific)
 
     hits = [
         h for h in hits
         if not (h.rule.fallback and (explained(h.block) if h.block is not None else explained_line(h)))
+        and not (h.rule.id == EXCEPTION_LINE_RULE and h.block is not None)  # a traceback's last line: that layer speaks
     ]
     merged: dict[tuple[str, str, int | None, str | None], Finding] = {}
     order: list[tuple[str, str, int | None, str | None]] = []
