@@ -6,8 +6,8 @@ import pytest
 
 from mltriage.engine import diagnose_bytes, diagnose_path, diagnose_text
 from mltriage.masking import mask_secrets
-from mltriage.prefixes import parse_prefixes
-from mltriage.reader import InputError, clean_line, iter_blocks
+from mltriage.engine.prefixes import parse_prefixes
+from mltriage.engine.reader import InputError, clean_line, iter_blocks
 
 DATA = Path(__file__).parent / "data"
 CHAINED = (DATA / "chained_exception.log").read_text()
@@ -186,18 +186,20 @@ def test_oom_interpretation_follows_the_numbers():
     ],
 )
 def test_rank_and_host_from_file_names(tmp_path, relative, rank, host):
-    from mltriage.reader import source_for_path
+    from mltriage.engine.reader import source_for_path
 
     src = source_for_path(tmp_path / relative, relative)
     assert (src.rank, src.host) == (rank, host)
 
 
 def test_time_of_day_stamps_are_not_compared_with_full_dates():
-    from mltriage.findings import comparable_times
-    from mltriage.prefixes import parse_prefixes
+    from mltriage.engine.findings import comparable_times
 
-    glog = parse_prefixes("E1130 09:24:25.272000 9828 torch/distributed/run.py:874] x").timestamp
-    iso = parse_prefixes("2026-11-30 09:24:26,000 x").timestamp
-    vllm = parse_prefixes("ERROR 11-30 09:24:27 [core.py:12] x").timestamp
-    assert comparable_times(glog, vllm) and comparable_times(iso, iso)
-    assert not comparable_times(glog, iso) and not comparable_times(None, iso)
+    glog = diagnose_text("E1130 09:24:25.272000 9828 torch/distributed/run.py:874] RuntimeError: CUDA error: out of memory\n")
+    iso = diagnose_text("2026-11-30 09:24:26,000 RuntimeError: CUDA error: out of memory\n")
+    vllm = diagnose_text("ERROR 11-30 09:24:27 [core.py:12] RuntimeError: CUDA error: out of memory\n")
+    untimed = diagnose_text("RuntimeError: CUDA error: out of memory\n")
+    g, i, v, u = (d.findings[0] for d in (glog, iso, vllm, untimed))
+    assert (g.clock, i.clock, v.clock) == ("time", "wall", "time")
+    assert comparable_times(g, v) and comparable_times(i, i)
+    assert not comparable_times(g, i) and not comparable_times(u, i)

@@ -6,7 +6,7 @@ import pickle
 import pytest
 
 from cli_runner import run_cli
-from mltriage.flight_recorder import FlightRecorderError, load_dump
+from mltriage.engine.flight_recorder import FlightRecorderError, load_dump
 
 
 class _Exploit:

@@ -103,7 +103,7 @@ def _error(message: str) -> int:
 
 def _diagnose(args: argparse.Namespace) -> int:
     from mltriage.engine import diagnose_path, diagnose_stream
-    from mltriage.reader import InputError
+    from mltriage.engine.reader import InputError
 
     try:
         if args.path == "-":
@@ -119,7 +119,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     if diagnosis.bytes_read == 0 and not diagnosis.flight_recorder:
         return _error("the input is empty: nothing to diagnose")
     if args.probe:
-        from mltriage.attach import attach_probe
+        from mltriage.engine.attach import attach_probe
 
         attach_probe(diagnosis)
     if args.json:

@@ -24,12 +24,9 @@ import regex
 from mltriage import __version__
 
 if TYPE_CHECKING:
-    from mltriage.prefilter import Prefilter
     from mltriage.schema import Signature
 
 CACHE_FORMAT = 5
-# Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
-MATCH_TIMEOUT_S = 0.05
 
 
 def signatures_dir() -> Path:
@@ -168,17 +165,6 @@ class Library:
 
         with open(rule.path, "rb") as fh:
             return Signature.model_validate(tomllib.load(fh))
-
-    @cached_property
-    def prefilter(self) -> "Prefilter":
-        from mltriage.launcher import SECTION_TRIGGERS
-        from mltriage.prefilter import make_prefilter
-        from mltriage.scanner import CHAIN_MARKERS, FRAME_MARKER, IGNORED_MARKER, LAST_ERROR_MARKER, TRACEBACK_HEADER
-
-        from mltriage.run_facts import MARKER_LITERALS
-
-        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, LAST_ERROR_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS, *MARKER_LITERALS]  # ORIGINAL_TRACEBACK contains the header
-        return make_prefilter([*self.trigger_index, *builtin], cache_dir())
 
     @cached_property
     def trigger_index(self) -> dict[str, list[Rule]]:

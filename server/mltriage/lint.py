@@ -136,7 +136,7 @@ def check_healthy_corpus(library: Library, corpus: Path) -> list[str]:
             continue
         d = diagnose_path(path, library=library)
         for f in d.findings:
-            if f.severity in ("critical", "error"):
+            if f.is_error:
                 problems.append(
                     f"{path}:{f.line}: healthy log fires {f.signature!r} at {f.severity} level: {f.evidence[-1][:160]!r}"
                 )

@@ -11,6 +11,7 @@ from typing import Any
 
 SCHEMA = "mltriage.diagnosis/v1"
 SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info": 0}
+ERROR_SEVERITIES = frozenset({"critical", "error"})  # what makes a run a failure
 
 
 def shell_value(value: str) -> str:
@@ -63,6 +64,7 @@ class Finding:
     count: int = 1
     p2p_related: bool = False
     timestamp: float | None = None
+    clock: str | None = None  # the timestamp's kind: "wall" (full date) or "time" (time of day, no date)
     ranks: list[int] = field(default_factory=list)  # every rank that reported it (merged findings)
     notes: list[str] = field(default_factory=list)  # explanations added by triage or the P2P probe
     caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
@@ -70,6 +72,10 @@ class Finding:
     reported_by: str = "worker"  # "launcher": a supervisor's line about a worker, not the worker's own words
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity in ERROR_SEVERITIES
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +100,7 @@ class Finding:
             "count": self.count,
             "p2p_related": self.p2p_related,
             "timestamp": self.timestamp,
+            "clock": self.clock,
             "notes": list(self.notes),
             "caused_by": self.caused_by,
             "kind": self.kind,
@@ -146,7 +153,7 @@ class Diagnosis:
 
     @property
     def status(self) -> str:
-        failed = any(f.severity in ("critical", "error") for f in self.findings)
+        failed = any(f.is_error for f in self.findings)
         # Flight Recorder dumps alone can prove a hang: a rank that never issued the collective
         stuck = bool(self.flight_recorder) and self.initiating_rank is not None
         return "failure" if failed or stuck else "healthy"

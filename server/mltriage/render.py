@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mltriage import __version__
 from mltriage.model import Diagnosis, Finding
-from mltriage.triage import ranks_text as _ranks_text
+from mltriage.templates import ranks_text as _ranks_text
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36", "magenta": "35"}
 
@@ -56,7 +56,7 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         out.extend(_render_finding(root, p, max_evidence, label="ROOT CAUSE" if root.role == "root-cause" else "MOST LIKELY CAUSE"))
 
     others = [f for f in d.findings if f is not root]
-    errors = [f for f in others if f.severity in ("critical", "error")]
+    errors = [f for f in others if f.is_error]
     if errors:
         out.append(p("Collateral — consequences of the failure above:", "bold"))
         grouped: dict[str, list[Finding]] = defaultdict(list)
@@ -70,7 +70,7 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
             out.append(f"      {p('first at ' + _where(first), 'dim')}")
             out.append(f"      {first.evidence[-1].strip()[:200]}")
         out.append("")
-    notes = [f for f in others if f.severity not in ("critical", "error")]
+    notes = [f for f in others if not f.is_error]
     if notes:
         out.append(p("Context:", "bold"))
         for f in notes[:20]:

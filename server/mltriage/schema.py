@@ -181,7 +181,7 @@ class Signature(_Strict):
     match: Matcher | None = Field(default=None, description="Line matchers; absent only for a derived signature.")
     derived: bool = Field(
         default=False,
-        description="Raised by the run-level reasoning (mltriage.run_reasoning) from what a whole log shows, not matched line by line.",
+        description="Raised by the run-level reasoning (mltriage.engine.run_reasoning) from what a whole log shows, not matched line by line.",
     )
     mechanism: str = Field(min_length=40, description="Why it happens, in plain words.")
     symptoms: list[str] = Field(min_length=1)

@@ -78,3 +78,21 @@ def first_sentence(text: str) -> str:
     flat = " ".join(text.split())
     m = re.search(r"(?<=[a-z0-9)`'\"])[.!?](?=\s+[A-Z`(]|\s*$)", flat)
     return flat[: m.end()] if m else flat
+
+
+def ranks_text(ranks) -> str:
+    """[0,1,2,4,5] -> '0–2, 4–5'"""
+    ranks = sorted(set(ranks))
+    parts: list[str] = []
+    start = prev = None
+    for r in ranks:
+        if start is None:
+            start = prev = r
+        elif r == prev + 1:
+            prev = r
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+            start = prev = r
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+    return ", ".join(parts)

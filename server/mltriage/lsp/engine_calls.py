@@ -30,9 +30,9 @@ def diagnose(text: str, source: str) -> Any:
     import io
 
     from mltriage.engine import diagnose_streams
-    from mltriage.reader import Source, source_for_path
+    from mltriage.engine.reader import Source, source_for_path
 
-    from mltriage.attach import attach_cached_probe
+    from mltriage.engine.attach import attach_cached_probe
 
     data = normalise(text).encode("utf-8", "surrogatepass")
     origin = source_for_path(Path(source), source) if source.startswith("/") else Source(name=source)

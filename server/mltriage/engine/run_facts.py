@@ -12,8 +12,8 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from mltriage.prefixes import parse_prefixes
-from mltriage.reader import clean_line
+from mltriage.engine.prefixes import parse_prefixes
+from mltriage.engine.reader import clean_line
 
 TAIL_BYTES = 16 * 1024
 TAIL_LINES = 40

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import mask_secrets
 from mltriage.model import Finding, Fix
-from mltriage.run_facts import Mark, RunFacts, TailLine
+from mltriage.engine.run_facts import Mark, RunFacts, TailLine
 from mltriage.templates import fill_sentence, fill_slots, fill_title
 
 LEFT_EARLY = "torch-rank-left-early"
@@ -58,7 +58,7 @@ def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
     _corroborate_p2p(findings, run)
-    if any(f.severity in ("critical", "error") for f in findings):
+    if any(f.is_error for f in findings):
         left = _rank_that_left_early(findings, run, library)
         return [left] if left else []
     stall = _find_stall(run)
@@ -210,7 +210,7 @@ def _derived(rule: Rule, stall: Stall, run: RunFacts, suspects: list[tuple[str, 
 def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Library) -> Finding | None:
     """Every error is a consequence (a peer closed the connection, a collective timed out) and one
     rank said it finished, without an error of its own, before them: that rank left early."""
-    errors = [f for f in findings if f.severity in ("critical", "error")]
+    errors = [f for f in findings if f.is_error]
     if not errors or any(f.role == "root-cause" and f.reported_by != "launcher" for f in errors):
         return None
     erring = {f.rank for f in errors if f.rank is not None and f.reported_by != "launcher"}
@@ -251,7 +251,7 @@ def _corroborate_p2p(findings: list[Finding], run: RunFacts) -> None:
         return
     facts = "; ".join(f"{words} (line {m.line})" for words, m in suspects)
     for f in findings:
-        if f.severity not in ("critical", "error"):
+        if not f.is_error:
             continue
         if f.p2p_related and f.category == "correctness":
             f.notes.append(f"this log's topology supports it: {facts}")
@@ -268,11 +268,11 @@ def _corroborate_p2p(findings: list[Finding], run: RunFacts) -> None:
 def _demote_unterminated_tracebacks(findings: list[Finding]) -> None:
     """A generic traceback finding whose exception line never came (the paste or the log stops inside
     the frames) knows no error at all: where another finding names one, it is only context."""
-    named = [f for f in findings if f.severity in ("critical", "error") and not (f.generic and "exception_type" not in f.facts)]
+    named = [f for f in findings if f.is_error and not (f.generic and "exception_type" not in f.facts)]
     if not named:
         return
     for f in findings:
-        if f.generic and f.block is not None and "exception_type" not in f.facts and f.severity in ("critical", "error"):
+        if f.generic and f.block is not None and "exception_type" not in f.facts and f.is_error:
             f.severity, f.role = "warning", "context"
             f.notes.append("the log stops inside this traceback before its exception line; the error is named elsewhere")
 
@@ -282,7 +282,7 @@ def _demote_unterminated_tracebacks(findings: list[Finding]) -> None:
 
 def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
     for f in findings:
-        if f.block is None or f.severity not in ("critical", "error"):
+        if f.block is None or not f.is_error:
             continue
         tail = _meaningful(run.tails.get(f.source, []))
         own = [t for t in tail if t.rank == f.rank]
@@ -292,7 +292,7 @@ def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
         if last.line - f.lines[1] < HANDLED_MIN_LINES_AFTER or not (_PROGRESS.search(last.message) or _FINISHED.search(last.message)):
             continue
         later = [g for g in findings if g is not f and g.source == f.source and g.rank == f.rank
-                 and g.severity in ("critical", "error") and g.line > f.lines[1]]
+                 and g.is_error and g.line > f.lines[1]]
         if later:
             continue
         f.severity = "warning"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from mltriage.flight_recorder import PICKLE_MAGIC
+from mltriage.engine.flight_recorder import PICKLE_MAGIC
 
 BLOCK_SIZE = 4 * 1024 * 1024
 SNIFF_SIZE = 64 * 1024

@@ -7,6 +7,19 @@ from __future__ import annotations
 from mltriage.model import Diagnosis
 
 PASTED_SCAN_BYTES = 1024 * 1024  # matrices are small; only the head of each input is parsed
+MAX_PASTED_INPUTS = 8
+
+
+class TopologyHeads:
+    """The heads of the inputs that may hold a pasted matrix (memory stays bounded: only those)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def offer(self, first_block: bytes) -> None:
+        head = first_block[:PASTED_SCAN_BYTES]
+        if len(self.texts) < MAX_PASTED_INPUTS and (b"GPU0" in head or b"P2P Connectivity" in head):
+            self.texts.append(head.decode("utf-8", "replace"))
 
 
 def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
@@ -20,7 +33,8 @@ def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
             continue
         diagnosis.topology = topo.to_json()
         facts = topo.facts()
-        bad = [f for f in facts if "no P2P" in f or "slower" in f]
+        # the topology object says what is wrong; its rendered facts are only for the notes
+        bad = bool(topo.pairs_without_p2p() or topo.p2p_slower_than_disabled())
         for finding in diagnosis.findings:
             if finding.p2p_related:
                 finding.notes.extend(f"pasted topology: {f}" for f in facts)

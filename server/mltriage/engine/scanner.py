@@ -13,11 +13,12 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from mltriage.launcher import TorchrunSummary, WorkerFailure, section_for
-from mltriage.library import MATCH_TIMEOUT_S, Library, Rule
-from mltriage.prefixes import LineContext, parse_prefixes
-from mltriage.reader import Source, clean_line
-from mltriage.run_facts import TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
+from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
+from mltriage.engine.prefilter import Prefilter, make_prefilter
+from mltriage.engine.prefixes import LineContext, parse_prefixes
+from mltriage.engine.reader import Source, clean_line
+from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
+from mltriage.library import Library, Rule, cache_dir
 
 TRACEBACK_HEADER = "Traceback (most recent call last)"
 # DataLoader re-raises a worker's exception in the main process and appends the worker's own
@@ -37,6 +38,8 @@ CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
 )
+# Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
+MATCH_TIMEOUT_S = 0.05
 MAX_LINE_FOR_MATCHING = 64 * 1024  # a 10 MB line is matched in a window around its trigger
 WINDOW = 16 * 1024
 MAX_TRACEBACK_LINES = 20_000  # a "traceback" that never closes was not one
@@ -109,7 +112,19 @@ class Hit:
     facts: dict[str, str]
     block: TracebackBlock | None
     timestamp: float | None
+    clock: str | None = None  # "wall" (full date) or "time" (time of day only): which times compare
     partial: bool = False  # only a trigger matched: a wording the patterns do not know, so no facts
+
+
+def prefilter_for(library: Library) -> Prefilter:
+    """One compiled pre-filter per library (kept on it): every signature trigger plus the scanner's
+    own structure markers (tracebacks, chains, torchrun's summary) and the run-description phrases."""
+    prefilter = library.__dict__.get("_prefilter")
+    if prefilter is None:
+        builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, LAST_ERROR_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS,
+                   *MARKER_LITERALS]
+        prefilter = library.__dict__["_prefilter"] = make_prefilter([*library.trigger_index, *builtin], cache_dir())
+    return prefilter
 
 
 def hit_key(rule_id: str, source: str, rank: int | None, facts: dict[str, str]) -> tuple:
@@ -124,11 +139,10 @@ class Scanner:
     def __init__(self, library: Library) -> None:
         self.library = library
         self._triggers = list(library.trigger_index)
-        self._prefilter = library.prefilter
         self._present: frozenset[str] | None = None  # the pre-filter's literals on the line being handled
         # run-description phrases seen often enough to say nothing new: dropped from the pre-filter
         self._saturated: set[str] = set()
-        self._use_prefilter(library.prefilter)
+        self._use_prefilter(prefilter_for(library))
         self.hits: list[Hit] = []
         self.dropped_hits = 0
         self.hits_per_key: dict[tuple, int] = {}  # (rule, source, rank, pid) -> hits seen
@@ -153,8 +167,6 @@ class Scanner:
     def _drop_saturated_markers(self) -> None:
         """Compiling a pre-filter costs milliseconds; reporting a channel line per peer and channel
         of every NCCL communicator in a long log costs far more."""
-        from mltriage.prefilter import make_prefilter
-
         keep = [lit for lit in self._literal_text if lit not in self._saturated]
         self._use_prefilter(make_prefilter(keep, None))
 
@@ -164,7 +176,7 @@ class Scanner:
         self.line_no = 0  # lines fully consumed so far in this source
         self.open_blocks: dict[StreamKey, TracebackBlock] = {}
         self.last_closed: dict[StreamKey, TracebackBlock] = {}
-        self.last_time: dict[StreamKey, float] = {}
+        self.last_time: dict[StreamKey, tuple[float, str | None]] = {}  # stream -> (time, clock kind)
         self.ignored_at: dict[StreamKey, int] = {}  # line of the last "Exception ignored in" per stream
         self.summary: TorchrunSummary | None = None
         self._ended_without_newline = False
@@ -255,11 +267,12 @@ class Scanner:
         rank = ctx.rank if ctx.rank is not None else self.source.rank
         return (self.source.name, rank)
 
-    def _timestamp(self, stream: StreamKey, ctx: LineContext) -> float | None:
+    def _timestamp(self, stream: StreamKey, ctx: LineContext) -> tuple[float | None, str | None]:
+        """This line's time and clock kind, else the stream's last one (a traceback line has none)."""
         if ctx.timestamp is not None and ctx.clock != "uptime":
-            self.last_time[stream] = ctx.timestamp
-            return ctx.timestamp
-        return self.last_time.get(stream)
+            self.last_time[stream] = (ctx.timestamp, ctx.clock)
+            return ctx.timestamp, ctx.clock
+        return self.last_time.get(stream, (None, None))
 
     def _fast_line(self, block: bytes, start: int, end: int, line_no: int, anchor: int) -> None:
         text = self._line_text(block, start, end, anchor)
@@ -506,6 +519,7 @@ class Scanner:
         if len(self.hits) >= MAX_HITS:
             self.dropped_hits += 1
             return
+        when, clock = self._timestamp(stream, ctx)
         self.hits.append(
             Hit(
                 rule=rule,
@@ -518,7 +532,8 @@ class Scanner:
                 context=ctx,
                 facts=facts,
                 block=self.open_blocks.get(stream) or self._continued_block(stream, ctx.message, line_no),
-                timestamp=self._timestamp(stream, ctx),
+                timestamp=when,
+                clock=clock,
                 partial=partial is not None,
             )
         )

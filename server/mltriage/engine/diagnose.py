@@ -7,17 +7,17 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-from mltriage.attach import PASTED_SCAN_BYTES, attach_pasted_topology
-from mltriage.errorfile import MAX_ERROR_FILE, as_log_text
-from mltriage.flight_recorder import FlightRecorderError, RankTrace, load_dump, rank_of, summarize
-from mltriage.findings import build_findings, order_findings
-from mltriage.interpret import interpret
+from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
+from mltriage.engine.errorfile import MAX_ERROR_FILE, as_log_text
+from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, load_dump, rank_of, summarize
+from mltriage.engine.findings import build_findings, order_findings
+from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
-from mltriage.reader import InputError, Source, collect_sources, iter_blocks
-from mltriage.run_reasoning import name_the_command, reason_about_run
-from mltriage.scanner import Scanner
-from mltriage.triage import triage
+from mltriage.engine.reader import InputError, Source, collect_sources, iter_blocks
+from mltriage.engine.run_reasoning import name_the_command, reason_about_run
+from mltriage.engine.scanner import Scanner
+from mltriage.engine.triage import triage
 
 
 def diagnose_text(text: str, source: str = "<text>", library: Library | None = None) -> Diagnosis:
@@ -85,14 +85,13 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
     library = library or load_library()
     scanner = Scanner(library)
     names: list[str] = []
-    heads: list[str] = []
+    heads = TopologyHeads()
     for source, fh in streams:
         names.append(source.name)
         scanner.begin(source)
         for i, block in enumerate(iter_blocks(fh)):
-            if i == 0 and len(heads) < 8 and (b"GPU0" in block[:PASTED_SCAN_BYTES] or b"P2P Connectivity" in block[:PASTED_SCAN_BYTES]):
-                # only inputs that may hold a pasted topology matrix are kept (memory stays bounded)
-                heads.append(block[:PASTED_SCAN_BYTES].decode("utf-8", "replace"))
+            if i == 0:
+                heads.offer(block)
             scanner.feed(block)
         scanner.end()
     findings = build_findings(scanner)
@@ -109,6 +108,6 @@ def diagnose_streams(streams, library: Library | None = None, flight_recorder: l
         diagnosis.warnings.append(f"{scanner.timeouts} regex evaluations hit the time limit and were skipped")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
-    attach_pasted_topology(diagnosis, heads)
+    attach_pasted_topology(diagnosis, heads.texts)
     triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen, flight_recorder or [])
     return diagnosis

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
-from mltriage.scanner import Hit, Scanner, TracebackBlock, hit_key
+from mltriage.engine.scanner import Hit, Scanner, TracebackBlock, hit_key
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
@@ -161,16 +161,15 @@ def _finding_from_hit(hit: Hit) -> Finding:
         p2p_related=rule.p2p_related,
         block=id(block) if block is not None else None,
         timestamp=hit.timestamp,
+        clock=hit.clock,
         ranks=[rank] if rank is not None else [],
     )
 
 
-TIME_OF_DAY_ONLY = 86_400 * 366  # glog/vLLM stamps carry no year: parsed into 1970, seconds < this
-
-
-def comparable_times(a: float | None, b: float | None) -> bool:
-    """Both present and of the same kind: full dates with full dates, times of day with times of day."""
-    return a is not None and b is not None and (a < TIME_OF_DAY_ONLY) == (b < TIME_OF_DAY_ONLY)
+def comparable_times(a: Finding, b: Finding) -> bool:
+    """Both carry a time of the same clock: full dates with full dates, times of day (glog, vLLM:
+    no date) with times of day. The clock kind is the prefix parser's fact, carried on the finding."""
+    return a.timestamp is not None and b.timestamp is not None and a.clock == b.clock
 
 
 def _earlier(a: Finding, b: Finding, source_order: dict[str, int]) -> int:
@@ -178,7 +177,7 @@ def _earlier(a: Finding, b: Finding, source_order: dict[str, int]) -> int:
     timestamps decide where both lines carry one; otherwise input order."""
     if a.source == b.source:
         return (a.line > b.line) - (a.line < b.line)
-    if comparable_times(a.timestamp, b.timestamp) and a.timestamp != b.timestamp:
+    if comparable_times(a, b) and a.timestamp != b.timestamp:
         return -1 if a.timestamp < b.timestamp else 1
     oa, ob = source_order.get(a.source, 0), source_order.get(b.source, 0)
     return (oa > ob) - (oa < ob)
@@ -188,7 +187,7 @@ def _tier(f: Finding) -> float:
     """Error-level before warnings; within each, root causes, context, collateral; a generic layer
     (a catch-all that only knows "an exception" or "a CUDA error") after every specific root cause."""
     role = _ROLE_ORDER.get(f.role, 3) + (0.5 if f.generic and f.role == "root-cause" else 0.0)
-    return role if f.severity in ("critical", "error") else 3 + role
+    return role if f.is_error else 3 + role
 
 
 def order_findings(findings: Iterable[Finding], sources: list[str]) -> list[Finding]:

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mltriage.findings import comparable_times
-from mltriage.flight_recorder import RankTrace, Verdict, analyse
-from mltriage.launcher import WorkerFailure
+from mltriage.engine.findings import comparable_times
+from mltriage.engine.flight_recorder import RankTrace, Verdict, analyse
+from mltriage.engine.launcher import WorkerFailure
 from mltriage.model import Diagnosis, Finding, RankRole
+from mltriage.templates import ranks_text
 
 _COMPUTE_CATEGORIES = {"memory", "kernel", "hardware", "program", "numerics", "data", "driver", "correctness"}
 # Failures each rank hits on its own, identically (arguments, config, install): not one rank's doing.
@@ -56,30 +57,12 @@ def _fact_int(finding: Finding, *names: str) -> int | None:
     return None
 
 
-def ranks_text(ranks) -> str:
-    """[0,1,2,4,5] -> '0–2, 4–5'"""
-    ranks = sorted(set(ranks))
-    parts: list[str] = []
-    start = prev = None
-    for r in ranks:
-        if start is None:
-            start = prev = r
-        elif r == prev + 1:
-            prev = r
-        else:
-            parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-            start = prev = r
-    if start is not None:
-        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-    return ", ".join(parts)
-
-
 def _clock(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S")
 
 
 def _is_error(f: Finding) -> bool:
-    return f.severity in ("critical", "error")
+    return f.is_error
 
 
 def _seq(f: Finding) -> int | None:
@@ -297,7 +280,7 @@ def _earliest_error(ev: Evidence):
     errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
     # A collateral error says "another rank failed": its time never makes its rank the initiator.
     stamped = [f for f in errors if f.rank is not None and f.timestamp is not None and f.role != "collateral"]
-    if len({f.rank for f in stamped}) < 2 or not all(comparable_times(stamped[0].timestamp, f.timestamp) for f in stamped):
+    if len({f.rank for f in stamped}) < 2 or not all(comparable_times(stamped[0], f) for f in stamped):
         return None, "", None  # mixed clock kinds (dates vs times of day) cannot be ordered
     earliest: dict[int, float] = {}
     for f in stamped:

@@ -1,0 +1,20 @@
+"""The diagnosis engine: a log in, a ``Diagnosis`` out. The stages, in the order a log meets them:
+
+1. ``reader``      — inputs (file, rank-log directory, stdin) in bounded blocks; ``prefixes`` strips
+                     launcher/timestamp prefixes; ``errorfile`` turns torchrun error files into text.
+2. ``scanner``     — one pre-filter (``prefilter``) over every block, signatures matched on the lines
+                     it lands on, Python tracebacks followed line by line, torchrun's failure summary
+                     read (``launcher``), and what the run shows as a whole recorded (``run_facts``).
+3. ``findings``    — hits merged into findings, tied to their tracebacks, ranked.
+4. ``run_reasoning`` — what no single line says: stalls, tracebacks the run survived, a rank that
+                     left early, derived findings; ``interpret`` narrows fixes by captured numbers.
+5. ``triage``      — the one owner of the verdict: the initiating rank, each rank's role, the root
+                     cause and what is a consequence of it (with ``flight_recorder`` dumps).
+``attach`` joins pasted topology and the local P2P probe to P2P-related findings; ``diagnose`` is
+the front door that runs the stages.
+"""
+
+from mltriage.engine.diagnose import diagnose_bytes, diagnose_path, diagnose_stream, diagnose_streams, diagnose_text
+from mltriage.engine.reader import InputError
+
+__all__ = ["diagnose_bytes", "diagnose_path", "diagnose_stream", "diagnose_streams", "diagnose_text", "InputError"]
