@@ -55,7 +55,6 @@ Kind = Literal[
     "configuration",  # a setting or install problem found before or at start-up
 ]
 
-from mltriage.model import SEVERITY_ORDER  # noqa: E402,F401  (one definition, shared)
 
 _ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
-from mltriage.engine.scanner import Hit, Scanner, TracebackBlock, hit_key
+from mltriage.engine.scanner import Hit, Scanner, hit_key
+from mltriage.engine.tracebacks import TracebackBlock
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it

@@ -11,94 +11,41 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
 from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
+from mltriage.engine.tracebacks import (
+    FRAME_LINE,
+    CHAIN_MARKERS,
+    FRAME_MARKER,
+    GENERIC_TRACEBACK_RULE,
+    IGNORED_MARKER,
+    LAST_ERROR_MARKER,
+    MAX_TRACEBACK_LINES,
+    ORIGINAL_TRACEBACK,
+    TRACEBACK_HEADER,
+    StreamKey,
+    TracebackBlock,
+    TracebackTracker,
+)
 from mltriage.library import Library, Rule, cache_dir
 
-TRACEBACK_HEADER = "Traceback (most recent call last)"
-# DataLoader re-raises a worker's exception in the main process and appends the worker's own
-# traceback under this header: one error report, whose innermost part is the real cause.
-ORIGINAL_TRACEBACK = "Original Traceback (most recent call last)"
-# Python prints an exception raised in __del__ or a callback it cannot propagate under this line:
-# the program went on, so such a traceback is a warning, never the failure.
-IGNORED_MARKER = "Exception ignored in"
-# A traceback pasted without its header still starts with a frame line.
-FRAME_MARKER = 'File "'
-GENERIC_TRACEBACK_RULE = "python-unhandled-exception"
-# PyTorch's NCCL errors continue the exception message on the next lines: the NCCL result's name
-# and meaning, then "Last error:" and NCCL's own detail. They belong to the same error report.
-LAST_ERROR_MARKER = "Last error:"
-_MESSAGE_CONTINUATION = re.compile(r"^(?:nccl[A-Z]\w*(?:Error|Usage)\b|Last error:)")
-CHAIN_MARKERS = (
-    "The above exception was the direct cause of the following exception",
-    "During handling of the above exception, another exception occurred",
-)
 # Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
 MATCH_TIMEOUT_S = 0.05
 MAX_LINE_FOR_MATCHING = 64 * 1024  # a 10 MB line is matched in a window around its trigger
 WINDOW = 16 * 1024
-MAX_TRACEBACK_LINES = 20_000  # a "traceback" that never closes was not one
 MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)
 HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
 
-_COLLECTIVE_FRAME = re.compile(
-    r'torch/distributed/[^"]*", line \d+, in (all_reduce|barrier|monitored_barrier|broadcast|all_gather|'
-    r"all_gather_into_tensor|all_gather_object|reduce_scatter|reduce_scatter_tensor|all_to_all|all_to_all_single|"
-    r"reduce|gather|scatter|send|recv|isend|irecv|broadcast_object_list|batch_isend_irecv)\b"
-)
 # Which ranks a log holds at all, sampled from launcher tags at the head of each block: a rank that
 # printed only healthy lines is still a rank (and, in a hang, often the culprit).
 _RANK_TAG = re.compile(rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
 RANK_SAMPLE_BYTES = 256 * 1024
-_FRAME = re.compile(r'File "(?P<path>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<function>\S{1,200})')
-# Frames in these places are libraries and the interpreter, not the user's program.
-_PACKAGE_PATH = re.compile(r"(?:site-packages|dist-packages)/(?P<package>[A-Za-z0-9_\-]+)")
-_INTERPRETER_PATH = re.compile(r"/lib/python\d\.\d+/|^<frozen |^<string>")
-_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
-
-StreamKey = tuple[str, int | None]
-
-
-@dataclass(slots=True)
-class TracebackBlock:
-    stream: StreamKey
-    start: int
-    end: int
-    header_text: str
-    tail: deque = field(default_factory=lambda: deque(maxlen=6))
-    exception_type: str | None = None
-    exception_message: str | None = None
-    collective: str | None = None  # the torch.distributed call the stack was in, if any
-    closed: bool = False
-    chain_pending: bool = False
-    ignored: bool = False  # "Exception ignored in ...": Python printed it and went on
-    headerless: bool = False  # began with a frame line: the paste lost its "Traceback" header
-    innermost: tuple[str, str, str] | None = None  # (path, line, function) of the last frame
-    user_frame: tuple[str, str, str] | None = None  # the last frame outside libraries and the interpreter
-    library: str | None = None  # the package of the innermost frame, when it lies in one
-    frames: int = 0
-
-    def note_frame(self, line: str) -> None:
-        m = _FRAME.search(line)
-        if m is None:
-            return
-        self.frames += 1
-        frame = (m.group("path"), m.group("line"), m.group("function"))
-        self.innermost = frame
-        package = _PACKAGE_PATH.search(frame[0])
-        if package is None and _INTERPRETER_PATH.search(frame[0]) is None:
-            self.user_frame = frame
-            self.library = None
-        else:
-            self.library = package.group("package") if package else None
-
-
 @dataclass(slots=True)
 class Hit:
     rule: Rule
@@ -148,7 +95,7 @@ class Scanner:
         self.hits_per_key: dict[tuple, int] = {}  # (rule, source, rank, pid) -> hits seen
         self.repeats: dict[tuple, int] = {}  # hits beyond HITS_PER_KEY, only counted
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
-        self.blocks: list[TracebackBlock] = []
+        self.tracebacks = TracebackTracker()
         self.worker_failures: list[tuple[str, WorkerFailure]] = []  # (source, entry) from torchrun summaries
         self.ranks_seen: set[int] = set()
         self.lines_read = 0
@@ -174,10 +121,9 @@ class Scanner:
     def _reset_source(self, source: Source | None) -> None:
         self.source = source
         self.line_no = 0  # lines fully consumed so far in this source
-        self.open_blocks: dict[StreamKey, TracebackBlock] = {}
-        self.last_closed: dict[StreamKey, TracebackBlock] = {}
+        self.tracebacks.reset()
+        self.open_blocks = self.tracebacks.open  # the stream -> open traceback map the loop consults
         self.last_time: dict[StreamKey, tuple[float, str | None]] = {}  # stream -> (time, clock kind)
-        self.ignored_at: dict[StreamKey, int] = {}  # line of the last "Exception ignored in" per stream
         self.summary: TorchrunSummary | None = None
         self._ended_without_newline = False
         self._tail = b""
@@ -194,9 +140,7 @@ class Scanner:
         self.lines_read += self.line_no
         if self.source is not None and len(self.run.tails) < 4096:
             self.run.tails[self.source.name] = read_tail(self._tail, self.line_no)
-        for block in self.open_blocks.values():
-            block.closed = True
-        self.open_blocks.clear()
+        self.tracebacks.end_source()
 
     # -- the loop ---------------------------------------------------------------------------
     def feed(self, block: bytes) -> None:
@@ -286,9 +230,9 @@ class Scanner:
             return
         stripped = message.lstrip()
         if stripped.startswith(TRACEBACK_HEADER):
-            self._open_traceback(stream, line_no, text)
+            self.tracebacks.start(stream, line_no, text)
         elif stripped.startswith(ORIGINAL_TRACEBACK):
-            self._open_traceback(stream, line_no, text, continues=True)
+            self.tracebacks.start(stream, line_no, text, continues=True)
             return
         self._match(text, ctx, stream, line_no)
 
@@ -325,13 +269,8 @@ class Scanner:
             # An unprefixed frame or source line: it can only extend the source's own traceback.
             own = self.open_blocks.get((self.source.name, self.source.rank))
             if own is not None:
-                own.end = line_no
                 line = clean_line(raw[:2048])
-                own.tail.append(line)
-                if b'File "' in raw:
-                    own.note_frame(line)
-                if b"torch/distributed/" in raw:
-                    self._note_collective(own, line)
+                self.tracebacks.extend(own, line_no, line, line)
             return
         text = self._line_text(block, start, end, start)
         ctx = parse_prefixes(text)
@@ -339,20 +278,15 @@ class Scanner:
         message = ctx.message
         open_block = self.open_blocks.get(stream)
         if message.lstrip().startswith(TRACEBACK_HEADER):
-            self._open_traceback(stream, line_no, text)
+            self.tracebacks.start(stream, line_no, text)
             self._match(text, ctx, stream, line_no)
             return
         if message.lstrip().startswith(ORIGINAL_TRACEBACK):
-            self._open_traceback(stream, line_no, text, continues=True)
+            self.tracebacks.start(stream, line_no, text, continues=True)
             return
         if open_block is not None:
             if not message.strip() or message[0] in " \t":
-                open_block.end = line_no
-                open_block.tail.append(text[:2048])
-                if 'File "' in message:
-                    open_block.note_frame(message)
-                if "torch/distributed/" in message:
-                    self._note_collective(open_block, message)
+                self.tracebacks.extend(open_block, line_no, text, message)
                 if has_trigger:  # a frame never fires a signature, but may satisfy another's `requires`
                     self._match(text, ctx, stream, line_no, requires_only=True)
             elif message.lstrip().startswith(CHAIN_MARKERS):
@@ -361,100 +295,36 @@ class Scanner:
             else:
                 if has_trigger:  # match first, so the hit is tied to the block it closes
                     self._match(text, ctx, stream, line_no)
-                self._close_traceback(open_block, line_no, text, message, ctx)
+                if self.tracebacks.close(open_block, line_no, text, message):
+                    # frames that end in an exception line are an error report even without their header
+                    rule = self.library.get(GENERIC_TRACEBACK_RULE)
+                    if rule is not None:
+                        self._record(rule, None, text, ctx, stream, line_no, block=open_block)
                 return
             if line_no - open_block.start > MAX_TRACEBACK_LINES:
-                open_block.closed = True
-                del self.open_blocks[stream]
+                self.tracebacks.give_up(stream)
             return
         if has_trigger:
             self._match(text, ctx, stream, line_no)
-
-    # -- tracebacks -------------------------------------------------------------------------
-    def _open_traceback(self, stream: StreamKey, line_no: int, text: str, continues: bool = False) -> None:
-        previous = self.last_closed.get(stream)
-        if previous is not None and (previous.chain_pending or continues) and line_no - previous.end <= 3:
-            previous.closed = False
-            previous.chain_pending = False
-            previous.end = line_no
-            self.open_blocks[stream] = previous
-            return
-        block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=text[:2048])
-        marker = self.ignored_at.get(stream)
-        block.ignored = marker is not None and 0 < line_no - marker <= 2
-        self.blocks.append(block)
-        self.open_blocks[stream] = block
-
-    def _continued_block(self, stream: StreamKey, message: str, line_no: int) -> TracebackBlock | None:
-        """The just-closed traceback whose exception message this line continues, if any."""
-        block = self.last_closed.get(stream)
-        if block is None or line_no - block.end != 1:
-            return None
-        if _MESSAGE_CONTINUATION.match(message.lstrip()) or (block.tail and block.tail[-1].rstrip().endswith(LAST_ERROR_MARKER)):
-            block.end = line_no
-            block.tail.append(message[:2048])
-            return block
-        return None
-
-    def _open_headerless_traceback(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
-        """Frames with no ``Traceback`` line above them (a paste that starts mid-traceback): the
-        same error report; the generic traceback layer speaks for it unless a specific one does."""
-        previous = self.last_closed.get(stream)
-        if previous is not None and line_no - previous.end <= 1:
-            return  # a frame line right after an exception line belongs to no new report
-        self._open_traceback(stream, line_no, text)
-        block = self.open_blocks[stream]
-        block.headerless = True
-        block.note_frame(ctx.message)
-
-    @staticmethod
-    def _note_collective(block: TracebackBlock, frame: str) -> None:
-        m = _COLLECTIVE_FRAME.search(frame)
-        if m:
-            block.collective = m.group(1)
-
-    def _close_traceback(self, block: TracebackBlock, line_no: int, text: str, message: str, ctx: LineContext) -> None:
-        block.end = line_no
-        block.tail.append(text[:2048])
-        m = _EXCEPTION_LINE.match(message.strip())
-        if m:
-            block.exception_type = m.group("type")
-            block.exception_message = (m.group("message") or "").strip()[:500]
-        else:
-            block.exception_message = message.strip()[:500]
-        if block.headerless and m and block.frames:
-            # frames that end in an exception line are an error report even without their header
-            rule = self.library.get(GENERIC_TRACEBACK_RULE)
-            if rule is not None:
-                self._record(rule, None, text, ctx, block.stream, line_no)
-        block.closed = True
-        del self.open_blocks[block.stream]
-        self.last_closed[block.stream] = block
-
-    def note_chain_marker(self, stream: StreamKey, line_no: int) -> None:
-        previous = self.last_closed.get(stream)
-        if previous is not None and line_no - previous.end <= 2:
-            previous.chain_pending = True
-            previous.end = line_no
 
     # -- signatures -------------------------------------------------------------------------
     def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int, requires_only: bool = False) -> None:
         message = ctx.message
         if message.lstrip().startswith(CHAIN_MARKERS):
-            self.note_chain_marker(stream, line_no)
+            self.tracebacks.chain_marker(stream, line_no)
             return
         if message.lstrip().startswith(IGNORED_MARKER):
-            self.ignored_at[stream] = line_no
+            self.tracebacks.ignored(stream, line_no)
             return
         if message.lstrip().startswith(LAST_ERROR_MARKER):
-            self._continued_block(stream, message, line_no)
+            self.tracebacks.continued(stream, message, line_no)
             return
         present = self._present
         if not requires_only:
             note_markers(self.run, text, self.source.name, line_no, present, stream[1])
             if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
-                    and _FRAME.match(message.lstrip())):
-                self._open_headerless_traceback(text, ctx, stream, line_no)
+                    and FRAME_LINE.match(message.lstrip())):
+                self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
                 return
         index = self.library.trigger_index
         seen: set[str] = set()
@@ -502,7 +372,7 @@ class Scanner:
         return False
 
     def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
-                partial: tuple[int, int] | None = None) -> None:
+                partial: tuple[int, int] | None = None, block: TracebackBlock | None = None) -> None:
         if m is not None:
             facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
             start, end = m.start(), m.end()
@@ -531,7 +401,7 @@ class Scanner:
                 text=text[:2048],
                 context=ctx,
                 facts=facts,
-                block=self.open_blocks.get(stream) or self._continued_block(stream, ctx.message, line_no),
+                block=block or self.open_blocks.get(stream) or self.tracebacks.continued(stream, ctx.message, line_no),
                 timestamp=when,
                 clock=clock,
                 partial=partial is not None,

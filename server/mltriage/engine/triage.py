@@ -182,7 +182,7 @@ def triage(
 
 
 def _own_root_cause(ev: Evidence):
-    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
+    errors, all_ranks = ev.errors, ev.all_ranks
     roots = [f for f in errors if f.role == "root-cause" and not _is_launcher(f)]
     if not roots:
         return None, "", None
@@ -202,7 +202,7 @@ def _own_root_cause(ev: Evidence):
 
 
 def _odd_one_out(ev: Evidence):
-    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
+    errors = ev.errors
     by_signature: dict[str, list[Finding]] = {}
     for f in errors:
         if f.rank is not None and not _is_launcher(f):
@@ -231,7 +231,7 @@ def _odd_one_out(ev: Evidence):
 
 
 def _silent_rank(ev: Evidence):
-    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
+    errors, all_ranks = ev.errors, ev.all_ranks
     own = [f for f in errors if f.rank is not None and not _is_launcher(f)]
     hang_reporters = {f.rank for f in own if _looks_hang(f) or _seq(f) is not None}
     if not hang_reporters:
@@ -256,7 +256,7 @@ def _silent_rank(ev: Evidence):
 
 
 def _launcher_evidence(ev: Evidence):
-    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
+    errors, workers = ev.errors, ev.workers
     own = [w for w in workers if w.rank is not None and not w.killed_by_agent]
     if not own:
         return None, "", None
@@ -277,7 +277,7 @@ def _launcher_evidence(ev: Evidence):
 
 
 def _earliest_error(ev: Evidence):
-    errors, all_ranks, workers = ev.errors, ev.all_ranks, ev.workers
+    errors = ev.errors
     # A collateral error says "another rank failed": its time never makes its rank the initiator.
     stamped = [f for f in errors if f.rank is not None and f.timestamp is not None and f.role != "collateral"]
     if len({f.rank for f in stamped}) < 2 or not all(comparable_times(stamped[0], f) for f in stamped):
