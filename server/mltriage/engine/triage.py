@@ -81,44 +81,84 @@ def _where(f: Finding) -> str:
     return where
 
 
+@dataclass
+class Decision:
+    """What the evidence rules concluded: the initiator (or None), why, the finding to put first,
+    the failure domain the deciding evidence implies, and which rule decided."""
+
+    initiator: int | None = None
+    reason: str = ""
+    finding: Finding | None = None
+    domain: str | None = None
+    rule: object = None
+
+
 def triage(
     d: Diagnosis,
     worker_failures: list[WorkerFailure] | None = None,
     ranks_seen: set[int] | None = None,
     flight_recorder: list[RankTrace] | None = None,
 ) -> None:
-    worker_failures = worker_failures or []
+    """Decide the initiating rank, each rank's role, the root cause and what is a consequence of it."""
+    workers = worker_failures or []
     traces = flight_recorder or []
+    ev = _gather(d, workers, ranks_seen or set(), traces)
+    decision = _decide(ev)
+    if decision.finding is not None:
+        _promote(d, decision.finding)
+    d.root_cause_index = _root_cause_index(d.findings)
+    d.explanation = _explain(d, ev, decision)
+    if decision.initiator is not None:
+        _relabel_followers(d, decision.initiator)
+    d.initiating_rank = decision.initiator
+    d.root_cause_index = _root_cause_index(d.findings)
+    if d.root_cause_index is None and d.findings and d.status == "failure":
+        d.root_cause_index = 0  # Flight Recorder alone proved the failure: its leading finding stands for it
+    _link_consequences(d)
+    d.initiating_host = _host_of(decision.initiator, d.findings, workers)
+    d.ranks = _rank_roles(d.findings, ev.all_ranks, decision.initiator, workers, traces)
+    _classify(d, ev, decision)
+    d.timeline = [
+        {"rank": f.rank, "line": f.line, "source": f.source, "timestamp": f.timestamp, "signature": f.signature, "role": f.role}
+        for f in sorted(ev.errors, key=lambda f: (f.timestamp if f.timestamp is not None else float("inf"), f.source, f.line))
+    ][:200]
+
+
+def _gather(d: Diagnosis, workers: list[WorkerFailure], ranks_seen: set[int], traces: list[RankTrace]) -> Evidence:
+    """Put every fact the rules weigh in one place (and give rank-less lines the rank they name)."""
     if traces:
         d.flight_recorder = [
             {"rank": t.rank, "source": t.source, "last_scheduled": t.last_scheduled, "last_started": t.last_started,
              "last_completed": t.last_completed, "stuck_op": t.stuck_op}
             for t in sorted(traces, key=lambda t: t.rank)
         ]
-    d.launcher = [w.to_json() for w in worker_failures]
-    _attribute_ranks_by_pid(d.findings, worker_failures)
-    _attribute_ranks_from_facts(d.findings, ranks_seen or set(), worker_failures)
+    d.launcher = [w.to_json() for w in workers]
+    _attribute_ranks_by_pid(d.findings, workers)
+    _attribute_ranks_from_facts(d.findings, ranks_seen, workers)
     errors = [f for f in d.findings if _is_error(f)]
     all_ranks = sorted(
         {f.rank for f in d.findings if f.rank is not None}
-        | set(ranks_seen or ())
-        | {w.rank for w in worker_failures if w.rank is not None}
+        | ranks_seen
+        | {w.rank for w in workers if w.rank is not None}
         | _ranks_from_facts(d.findings)
         | {t.rank for t in traces}
     )
+    return Evidence(errors, all_ranks, workers, analyse(traces) if traces else None)
 
-    ev = Evidence(errors, all_ranks, worker_failures, analyse(traces) if traces else None)
-    initiator, reason, finding, domain, decided_by = None, "", None, None, None
+
+def _decide(ev: Evidence) -> Decision:
+    """Strongest evidence first: the first rule that names a rank (or explains why none) decides."""
     for rule in _RULES:
         initiator, reason, finding = rule(ev)
         if initiator is not None or reason:
-            domain, decided_by = _rule_domain(rule, ev), rule
-            break
-    if finding is not None:
-        _promote(d, finding)
+            return Decision(initiator, reason, finding, _rule_domain(rule, ev), rule)
+    return Decision()
 
-    chain = [reason] if reason else []
-    d.root_cause_index = _root_cause_index(d.findings)
+
+def _explain(d: Diagnosis, ev: Evidence, decision: Decision) -> str:
+    """The chain of evidence in words: who started it, who only fell over, what the launcher did."""
+    initiator = decision.initiator
+    chain = [decision.reason] if decision.reason else []
     root = d.root_cause
     if not chain and root is not None:
         # no rank stands out: say what failed, and that the evidence does not single out a rank
@@ -126,7 +166,7 @@ def triage(
         where = f" on ranks {ranks_text(ranks)}" if len(ranks) > 1 else ""
         chain.append(f"{root.title}{where} ({_where(root)}); the evidence does not single out one initiating rank")
     followers = [
-        f for f in errors
+        f for f in ev.errors
         if f.rank is not None and f.rank != initiator
         and (initiator is not None or (f.role == "collateral" and (root is None or f.signature != root.signature)))
     ]
@@ -145,37 +185,29 @@ def triage(
             f"rank {ranks_text(signallers)} timed out first and asked the others to dump their Flight Recorder "
             f"(a waiting rank, so evidence of a hang, not of the culprit)"
         )
-    stopped = sorted({w.rank for w in worker_failures if w.killed_by_agent and w.rank is not None and w.rank != initiator})
+    stopped = sorted({w.rank for w in ev.workers if w.killed_by_agent and w.rank is not None and w.rank != initiator})
     if stopped:
         chain.append(f"torchrun then stopped rank{'s' if len(stopped) > 1 else ''} {ranks_text(stopped)} with SIGTERM")
+    return "; ".join(chain)
 
-    if initiator is not None:
-        _relabel_followers(d, initiator)
-    d.initiating_rank = initiator
-    d.root_cause_index = _root_cause_index(d.findings)
-    if d.root_cause_index is None and d.findings and d.status == "failure":
-        d.root_cause_index = 0  # Flight Recorder alone proved the failure: its leading finding stands for it
-    _link_consequences(d)
-    d.initiating_host = _host_of(initiator, d.findings, worker_failures)
-    d.explanation = "; ".join(chain)
-    d.ranks = _rank_roles(d.findings, all_ranks, initiator, worker_failures, traces)
-    if errors:
-        root = d.root_cause
-        # A hang: ranks waited until a timeout, and the culprit is one that never got there
-        # (silent / behind in the Flight Recorder) or itself hung, rather than one that crashed.
-        waited = any(_looks_hang(f) for f in errors)
-        never_arrived = decided_by in (_silent_rank, _flight_recorder) and not (ev.fr_verdict and ev.fr_verdict.mismatch)
-        hang = waited and (never_arrived or root is None or root.role != "root-cause" or _looks_hang(root))
-        d.failure_kind = "hang" if hang else "crash"
-        primary = finding or root or errors[0]
-        if domain is None:
-            compute = primary.role == "root-cause" and primary.category in _COMPUTE_CATEGORIES
-            domain = "compute" if compute else "communication"
-        d.failure_domain = domain
-    d.timeline = [
-        {"rank": f.rank, "line": f.line, "source": f.source, "timestamp": f.timestamp, "signature": f.signature, "role": f.role}
-        for f in sorted(errors, key=lambda f: (f.timestamp if f.timestamp is not None else float("inf"), f.source, f.line))
-    ][:200]
+
+def _classify(d: Diagnosis, ev: Evidence, decision: Decision) -> None:
+    """Crash or hang, compute or communication."""
+    if not ev.errors:
+        return
+    root = d.root_cause
+    # A hang: ranks waited until a timeout, and the culprit is one that never got there
+    # (silent / behind in the Flight Recorder) or itself hung, rather than one that crashed.
+    waited = any(_looks_hang(f) for f in ev.errors)
+    never_arrived = decision.rule in (_silent_rank, _flight_recorder) and not (ev.fr_verdict and ev.fr_verdict.mismatch)
+    hang = waited and (never_arrived or root is None or root.role != "root-cause" or _looks_hang(root))
+    d.failure_kind = "hang" if hang else "crash"
+    primary = decision.finding or root or ev.errors[0]
+    domain = decision.domain
+    if domain is None:
+        compute = primary.role == "root-cause" and primary.category in _COMPUTE_CATEGORIES
+        domain = "compute" if compute else "communication"
+    d.failure_domain = domain
 
 
 # -- evidence rules: each returns (rank or None, reason, the finding to put first or None) -----------
