@@ -14,15 +14,18 @@ from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
 from mltriage.model import Diagnosis
-from mltriage.engine.reader import InputError, Source, collect_sources, iter_blocks
+from mltriage.engine.reader import InputError, Source, collect_sources, iter_blocks, source_for_path
 from mltriage.engine.run_reasoning import name_the_command, reason_about_run
 from mltriage.engine.scanner import Scanner
 from mltriage.engine.triage import triage
 
 
 def diagnose_text(text: str, source: str = "<text>", library: Library | None = None) -> Diagnosis:
+    """Text in memory (an editor document, a selection). An absolute ``source`` path names the rank and
+    host the way a per-rank log directory does (``rank3.log``, ``attempt_0/3/stderr.log``)."""
     data = text.encode("utf-8", "surrogatepass")
-    return diagnose_streams([(Source(name=source), io.BytesIO(data))], library=library)
+    origin = source_for_path(Path(source), source) if source.startswith("/") else Source(name=source)
+    return diagnose_streams([(origin, io.BytesIO(data))], library=library)
 
 
 def diagnose_bytes(data: bytes, source: str = "<bytes>", library: Library | None = None) -> Diagnosis:

@@ -126,12 +126,23 @@ class Skipped:
     reason: str
 
 
-def _is_pickle(path: Path) -> bool:
+def _sniff(path: Path) -> str:
+    """One read of a file's head decides what it is: "pickle" (maybe a Flight Recorder dump) or
+    "text"; anything unreadable or binary raises ``InputError`` with the reason."""
     try:
         with open(path, "rb") as fh:
-            return fh.read(2) in PICKLE_MAGIC
-    except OSError:
-        return False
+            head = fh.read(SNIFF_SIZE)
+    except PermissionError:
+        raise InputError(f"permission denied: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"is a directory: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if head[:2] in PICKLE_MAGIC:
+        return "pickle"
+    if looks_binary(head):
+        raise InputError(f"{path} looks like a binary file, not a log (use a text log or a directory of logs)")
+    return "text"
 
 
 def collect_sources(target: Path) -> tuple[list[Source], list[Skipped], list[Source]]:
@@ -140,9 +151,8 @@ def collect_sources(target: Path) -> tuple[list[Source], list[Skipped], list[Sou
     if not target.exists():
         raise InputError(f"no such file or directory: {target}")
     if target.is_file():
-        if _is_pickle(target):
+        if _sniff(target) == "pickle":
             return [], [], [source_for_path(target, target.name)]
-        _check_readable_text(target)
         return [source_for_path(target, target.name)], [], []
     if not target.is_dir():
         raise InputError(f"not a regular file or directory: {target}")
@@ -156,30 +166,13 @@ def collect_sources(target: Path) -> tuple[list[Source], list[Skipped], list[Sou
             relative = str(path.relative_to(target))
             if filename.startswith(".") or not path.is_file():
                 continue
-            if _is_pickle(path):
-                dumps.append(source_for_path(path, relative))
-                continue
             try:
-                _check_readable_text(path)
+                kind = _sniff(path)
             except InputError as exc:
                 skipped.append(Skipped(relative, str(exc)))
                 continue
-            sources.append(source_for_path(path, relative))
+            (dumps if kind == "pickle" else sources).append(source_for_path(path, relative))
     if not sources and not dumps:
         detail = f" ({len(skipped)} skipped: {skipped[0].reason})" if skipped else ""
         raise InputError(f"no readable log files in {target}{detail}")
     return sources, skipped, dumps
-
-
-def _check_readable_text(path: Path) -> None:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_SIZE)
-    except PermissionError:
-        raise InputError(f"permission denied: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"is a directory: {path}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if looks_binary(head):
-        raise InputError(f"{path} looks like a binary file, not a log (use a text log or a directory of logs)")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from mltriage.lsp.text import editor_lines, normalise
@@ -24,19 +23,11 @@ def warm_up() -> None:
 
 
 def diagnose(text: str, source: str) -> Any:
-    """Diagnose editor text. For a file, its path names the rank/host the way the CLI reads a
-    per-rank log directory (`rank3.log`, `attempt_0/3/stderr.log`), so an opened per-rank log
-    gets the same ranks as `mltriage diagnose <dir>`."""
-    import io
-
-    from mltriage.engine import diagnose_streams
-    from mltriage.engine.reader import Source, source_for_path
-
+    """Diagnose editor text (``source``: its path, which names the rank/host as in a log directory)."""
+    from mltriage.engine import diagnose_text
     from mltriage.engine.attach import attach_cached_probe
 
-    data = normalise(text).encode("utf-8", "surrogatepass")
-    origin = source_for_path(Path(source), source) if source.startswith("/") else Source(name=source)
-    diagnosis = diagnose_streams([(origin, io.BytesIO(data))])
+    diagnosis = diagnose_text(normalise(text), source)
     attach_cached_probe(diagnosis)  # the user's last `Run P2P Probe`, never a new GPU run
     return diagnosis
 
