@@ -104,3 +104,25 @@ def test_launcher_lines_go_to_the_rank_whose_pid_they_name():
     assert ranks[0].first_error == "torchrun-worker-sigterm" and ranks[0].first_line == 67
     assert ranks[2].first_error == "python-unhandled-exception" and ranks[2].first_line == 15
     assert "ranks 0–3" not in d.explanation
+
+
+def test_every_rank_failing_alike_is_one_failure_named_by_the_launchers_first_report():
+    # torch.distributed.launch (PyTorch >= 2.0) passes --local-rank; the script only knows --local_rank
+    d = diagnose_path(ROOT / "corpus" / "cpu" / "launch_local_rank_argument.log")
+    own = [f for f in d.findings if f.signature == "torchrun-local-rank-argument"]
+    assert sorted(f.rank for f in own) == [0, 1]  # one finding per worker, not merged into one
+    assert d.initiating_rank == 0
+    assert d.explanation.startswith("every rank failed with the same error of its own")
+    assert "rank 1 failed the same way" in d.explanation
+    assert not any("usually a root cause" in n for f in own for n in f.notes)
+
+
+def test_rank_less_nccl_line_takes_its_rank_from_the_device_index():
+    # NCCL's own "host:pid:tid [dev]" prefix, as printed without a launcher's tee prefix
+    line = next(l for l in (ROOT / "corpus" / "gpu" / "nccl_socket_ifname.log").read_text().splitlines() if "NCCL WARN" in l)
+    from mltriage.engine import diagnose_text
+
+    d = diagnose_text(line.split(":", 1)[1] + "\n")
+    top = d.findings[0]
+    assert top.rank == 0 and d.initiating_rank == 0
+    assert any("NCCL's device index" in n for n in top.notes)

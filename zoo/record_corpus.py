@@ -35,6 +35,9 @@ ENTRIES = {
     "gloo_peer_killed": (P + "gloo_peer_killed.py", "by peer"),
     "gloo_stall_progress": (P + "gloo_stall_progress.py", "0/16"),
     "handled_exception": (P + "handled_exception.py", "training finished"),
+    "launch_local_rank_argument": (
+        "python -m torch.distributed.launch --nproc-per-node 2 zoo/cpu_raw/argparse_local_rank.py",
+        "unrecognized arguments: --local-rank"),
     "rendezvous_join_timeout": (
         "torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29533 "
         "--rdzv-conf join_timeout=10 zoo/scenarios/healthy.py",

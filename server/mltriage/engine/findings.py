@@ -66,8 +66,8 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         if not (h.rule.fallback and (explained(h.block) if h.block is not None else explained_line(h)))
         and not (h.rule.id == EXCEPTION_LINE_RULE and h.block is not None)  # a traceback's last line: that layer speaks
     ]
-    merged: dict[tuple[str, str, int | None, str | None], Finding] = {}
-    order: list[tuple[str, str, int | None, str | None]] = []
+    merged: dict[tuple, Finding] = {}
+    order: list[tuple] = []
     for hit in hits:
         key = hit_key(hit.rule.id, hit.source.name, hit.stream[1], hit.facts)
         finding = merged.get(key)

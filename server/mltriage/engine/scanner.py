@@ -75,9 +75,11 @@ def prefilter_for(library: Library) -> Prefilter:
 
 
 def hit_key(rule_id: str, source: str, rank: int | None, facts: dict[str, str]) -> tuple:
-    """What makes two hits the same finding: one signature, one stream, and (for launcher lines
-    without a rank prefix) one worker pid."""
-    return (rule_id, source, rank, facts.get("pid") if rank is None else None)
+    """What makes two hits the same finding: one signature, one stream, and, for lines without a rank
+    prefix, the worker they name (a pid, or a rank / local rank the line itself captured)."""
+    if rank is not None:
+        return (rule_id, source, rank, None)
+    return (rule_id, source, None, (facts.get("pid"), facts.get("rank"), facts.get("local_rank")))
 
 
 class Scanner:

@@ -108,8 +108,8 @@ def triage(
         _promote(d, decision.finding)
     d.root_cause_index = _root_cause_index(d.findings)
     d.explanation = _explain(d, ev, decision)
-    if decision.initiator is not None:
-        _relabel_followers(d, decision.initiator)
+    if decision.initiator is not None and decision.rule is not _first_observed_by_launcher:
+        _relabel_followers(d, decision.initiator)  # (ranks that all failed alike are not each other's victims)
     d.initiating_rank = decision.initiator
     d.root_cause_index = _root_cause_index(d.findings)
     if d.root_cause_index is None and d.findings and d.status == "failure":
@@ -176,8 +176,11 @@ def _explain(d: Diagnosis, ev: Evidence, decision: Decision) -> str:
         seqs = sorted({s for f in followers if (s := _seq(f)) is not None})
         seq_text = f" (collective SeqNum {', '.join(map(str, seqs))})" if seqs else ""
         label = "ranks" if len(collateral) > 1 else "rank"
-        after = " after it" if initiator is not None else ""
-        chain.append(f"{label} {ranks_text(collateral)} only fell over{after}: {'; '.join(kinds[:3])}{seq_text}")
+        if decision.rule is _first_observed_by_launcher:
+            chain.append(f"{label} {ranks_text(collateral)} failed the same way: {'; '.join(kinds[:3])}")
+        else:
+            after = " after it" if initiator is not None else ""
+            chain.append(f"{label} {ranks_text(collateral)} only fell over{after}: {'; '.join(kinds[:3])}{seq_text}")
     signallers = sorted({v for f in d.findings if (v := _fact_int(f, "source_rank")) is not None and v >= 0})
     if signallers:
         # "Received a dump signal ... from rank N": N's watchdog fired first, i.e. N waited longest.
