@@ -146,3 +146,15 @@ def test_nan_logits_with_custom_allreduce_off_cites_the_topology_line():
     top = d.findings[0]
     assert top.signature == "vllm-nan-logits-p2p-corruption"
     assert any("topology supports it" in n and "custom all-reduce off" in n for n in top.notes)
+
+
+def test_a_later_line_of_the_same_failure_adds_its_facts():
+    # PyTorch prints the Missing-keys line before the Unexpected-keys line of one load_state_dict error
+    lib = load_library()
+    samples = lib.entry("torch-state-dict-load-mismatch").samples.positive
+    missing = samples[0].text  # model without the DDP prefix
+    unexpected = samples[1].text  # checkpoint keys with "module."
+    d = diagnose_text("RuntimeError: Error(s) in loading state_dict for Net:\n" + missing + "\n" + unexpected + "\n")
+    (f,) = [f for f in d.findings if f.signature == "torch-state-dict-load-mismatch"]
+    assert f.facts["missing_key"] == "fc.weight" and f.facts["checkpoint_prefix"] == "module."
+    assert f.count == 2

@@ -73,6 +73,7 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         finding = merged.get(key)
         if finding is not None:
             finding.count += 1
+            _add_facts(finding, hit)
             continue
         merged[key] = _finding_from_hit(hit)
         order.append(key)
@@ -80,6 +81,18 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         if key in merged:
             merged[key].count += extra
     return [merged[k] for k in order]
+
+
+def _add_facts(finding: Finding, hit: Hit) -> None:
+    """A later line of the same failure may name what the first did not (the second line of a
+    state_dict report, a continuation); its facts join, and the summary is filled again with them."""
+    new = {k: mask_secrets(v) for k, v in hit.facts.items() if k not in finding.facts}
+    if not new or len(finding.facts) >= 64:
+        return
+    finding.facts.update(new)
+    rule = hit.rule
+    finding.root_cause = fill_sentence(rule.summary, finding.facts, finding.root_cause)
+    finding.title = fill_title(rule.title, finding.facts)
 
 
 def _finding_from_hit(hit: Hit) -> Finding:
