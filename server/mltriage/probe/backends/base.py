@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 
@@ -11,6 +12,7 @@ class NoRuntime(Exception):
 
 class Backend:
     name = "base"
+    _bench: dict  # set by each backend's __init__: the benchmark buffers
 
     def info(self) -> dict[str, Any]:
         """Runtime name and versions."""
@@ -57,12 +59,51 @@ class Backend:
         return first_difference(self.download(buf, off, n), bytes([value]) * n)
 
     def bench(self, path: str, directions: list[tuple[int, int]], nbytes: int, iters: int) -> float:
-        """Seconds per iteration; one iteration copies ``nbytes`` in every direction at once."""
+        """Seconds per iteration; one iteration copies ``nbytes`` in every direction at once.
+
+        The one timing loop of every backend; each supplies how it queues one copy (``_bench_copy``)."""
+        devs = sorted({x for sd in directions for x in sd})
+        bufs = self._bench  # (direction, size) -> (source, destination) buffers, kept between calls
+        for sd in directions:
+            if (sd, nbytes) not in bufs:
+                bufs[sd, nbytes] = (self.alloc(sd[0], nbytes), self.alloc(sd[1], nbytes))
+        self._bench_prepare(path, directions, nbytes)
+        self._sync(*devs)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            for k, sd in enumerate(directions):
+                src, dst = bufs[sd, nbytes]
+                self._bench_copy(path, k, sd, src, dst, nbytes)
+        self._sync(*devs)
+        elapsed = time.perf_counter() - t0
+        self._bench_finish(devs)
+        return elapsed / iters
+
+    def _bench_prepare(self, path: str, directions: list[tuple[int, int]], nbytes: int) -> None:
+        """Before the clock starts (staging buffers, streams)."""
+
+    def _bench_copy(self, path: str, k: int, sd: tuple[int, int], src: Any, dst: Any, nbytes: int) -> None:
+        """Queue one asynchronous copy of direction number ``k`` (``path`` 'p2p' or 'host')."""
+        raise NotImplementedError
+
+    def _bench_finish(self, devs: list[int]) -> None:
+        """After the clock stops (restore default streams)."""
+
+    def _sync(self, *devs: int) -> None:
         raise NotImplementedError
 
     def latency(self, path: str, src: int, dst: int, iters: int) -> float:
         """Seconds per synchronous 4-byte copy."""
-        raise NotImplementedError
+        a, b = self.alloc(src, 4), self.alloc(dst, 4)
+        for _ in range(5):
+            self._latency_copy(path, a, b, src, dst)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            self._latency_copy(path, a, b, src, dst)
+        return (time.perf_counter() - t0) / iters
+
+    def _latency_copy(self, path: str, a: Any, b: Any, src: int, dst: int) -> None:
+        self.copy(path, b, 0, a, 0, 4)
 
     def on_stage(self, stage: str, src: int | None, dst: int | None) -> None:
         """Called before each stage; the fake backend injects hangs and crashes here."""

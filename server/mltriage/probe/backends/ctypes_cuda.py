@@ -7,7 +7,6 @@ torch for large sizes but needs no Python GPU package at all.
 from __future__ import annotations
 
 import ctypes
-import time
 from typing import Any
 
 from .base import Backend, NoRuntime, first_difference
@@ -183,23 +182,12 @@ class CtypesCudaBackend(Backend):
                                               ctypes.c_size_t(n)), "cuMemcpyHtoD")
         self._sync(src.dev, dst.dev)
 
-    def bench(self, path: str, directions: list[tuple[int, int]], nbytes: int, iters: int) -> float:
-        devs = sorted({x for sd in directions for x in sd})
-        for sd in directions:
-            if (sd, nbytes) not in self._bench:
-                self._bench[sd, nbytes] = (self.alloc(sd[0], nbytes), self.alloc(sd[1], nbytes))
-        self._sync(*devs)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            for k, (s, d) in enumerate(directions):
-                src, dst = self._bench[(s, d), nbytes]
-                if path == "p2p":
-                    self._use(s)
-                    self._peer_async(dst, 0, src, 0, nbytes, self._stream(s, 1 + k))
-                else:
-                    self._staged(src, dst, nbytes, k)
-        self._sync(*devs)
-        return (time.perf_counter() - t0) / iters
+    def _bench_copy(self, path: str, k: int, sd: tuple[int, int], src: DevBuf, dst: DevBuf, nbytes: int) -> None:
+        if path == "p2p":
+            self._use(sd[0])
+            self._peer_async(dst, 0, src, 0, nbytes, self._stream(sd[0], 1 + k))
+        else:
+            self._staged(src, dst, nbytes, k)
 
     def _staged(self, src: DevBuf, dst: DevBuf, n: int, k: int) -> None:
         """Chunked D2H on the source's stream, H2D on the destination's, one event per chunk."""
@@ -233,14 +221,6 @@ class CtypesCudaBackend(Backend):
             cache[dev, key] = e
         return cache[dev, key]
 
-    def latency(self, path: str, src: int, dst: int, iters: int) -> float:
-        a, b = self.alloc(src, 4), self.alloc(dst, 4)
-        for _ in range(5):
-            self.copy(path, b, 0, a, 0, 4)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            self.copy(path, b, 0, a, 0, 4)
-        return (time.perf_counter() - t0) / iters
 
     def close(self) -> None:
         for buf in self._bufs:

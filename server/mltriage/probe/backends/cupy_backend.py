@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from .base import Backend, NoRuntime
@@ -126,24 +125,14 @@ class CupyBackend(Backend):
                 self._events[dev, key] = self.cp.cuda.Event(disable_timing=True)
         return self._events[dev, key]
 
-    def bench(self, path: str, directions: list[tuple[int, int]], nbytes: int, iters: int) -> float:
-        devs = sorted({x for sd in directions for x in sd})
-        for sd in directions:
-            if (sd, nbytes) not in self._bench:
-                self._bench[sd, nbytes] = (self.alloc(sd[0], nbytes), self.alloc(sd[1], nbytes))
-        self._sync(*devs)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            for k, (s, d) in enumerate(directions):
-                src, dst = self._bench[(s, d), nbytes]
-                if path == "p2p":
-                    st = self._stream(s, 1 + k)
-                    with self.cp.cuda.Device(s):
-                        self.rt.memcpyPeerAsync(dst.data.ptr, d, src.data.ptr, s, nbytes, st.ptr)
-                else:
-                    self._staged(src, dst, nbytes, k)
-        self._sync(*devs)
-        return (time.perf_counter() - t0) / iters
+    def _bench_copy(self, path: str, k: int, sd: tuple[int, int], src: Any, dst: Any, nbytes: int) -> None:
+        s, d = sd
+        if path == "p2p":
+            st = self._stream(s, 1 + k)
+            with self.cp.cuda.Device(s):
+                self.rt.memcpyPeerAsync(dst.data.ptr, d, src.data.ptr, s, nbytes, st.ptr)
+        else:
+            self._staged(src, dst, nbytes, k)
 
     def _staged(self, src: Any, dst: Any, n: int, k: int) -> None:
         s, d = src.device.id, dst.device.id
@@ -162,11 +151,3 @@ class CupyBackend(Backend):
                 self.rt.memcpyAsync(dst.data.ptr + lo, h, m, self.rt.memcpyHostToDevice, b.ptr)
                 freed.record(b)
 
-    def latency(self, path: str, src: int, dst: int, iters: int) -> float:
-        a, b = self.alloc(src, 4), self.alloc(dst, 4)
-        for _ in range(5):
-            self.copy(path, b, 0, a, 0, 4)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            self.copy(path, b, 0, a, 0, 4)
-        return (time.perf_counter() - t0) / iters

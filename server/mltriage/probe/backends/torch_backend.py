@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import time
 from typing import Any
 
 from .base import Backend, NoRuntime
@@ -109,12 +108,6 @@ class TorchBackend(Backend):
         return int(bad[0, 0]) if bad.numel() else None
 
     # -- speed ------------------------------------------------------------------------------
-    def _bench_bufs(self, s: int, d: int, nbytes: int) -> tuple[Any, Any]:
-        key = (s, d, nbytes)
-        if key not in self._bench:
-            self._bench[key] = (self.alloc(s, nbytes), self.alloc(d, nbytes))
-        return self._bench[key]
-
     def _stream_pair(self, s: int, d: int) -> tuple[Any, Any]:
         # One stream pair per direction: torch orders a cross-device copy after the current
         # streams of both devices, so shared streams would serialise the two directions.
@@ -122,31 +115,24 @@ class TorchBackend(Backend):
             self._streams[s, d] = (self.torch.cuda.Stream(device=s), self.torch.cuda.Stream(device=d))
         return self._streams[s, d]
 
-    def bench(self, path: str, directions: list[tuple[int, int]], nbytes: int, iters: int) -> float:
-        torch = self.torch
-        devs = sorted({x for sd in directions for x in sd})
-        bufs = {sd: self._bench_bufs(*sd, nbytes) for sd in directions}
+    def _bench_prepare(self, path: str, directions: list[tuple[int, int]], nbytes: int) -> None:
         if path == "host":
             for sd in directions:
                 if sd not in self._staging:
-                    self._staging[sd] = _Staging(torch, *sd, min(CHUNK, nbytes))
-        self._sync(*devs)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            for sd in directions:
-                src, dst = bufs[sd]
-                if path == "p2p":
-                    a, b = self._stream_pair(*sd)
-                    torch.cuda.set_stream(a)
-                    torch.cuda.set_stream(b)
-                    dst.copy_(src)
-                else:
-                    self._staged(self._staging[sd], src, dst, nbytes)
-        self._sync(*devs)
-        elapsed = time.perf_counter() - t0
+                    self._staging[sd] = _Staging(self.torch, *sd, min(CHUNK, nbytes))
+
+    def _bench_copy(self, path: str, k: int, sd: tuple[int, int], src: Any, dst: Any, nbytes: int) -> None:
+        if path == "p2p":
+            a, b = self._stream_pair(*sd)
+            self.torch.cuda.set_stream(a)
+            self.torch.cuda.set_stream(b)
+            dst.copy_(src)
+        else:
+            self._staged(self._staging[sd], src, dst, nbytes)
+
+    def _bench_finish(self, devs: list[int]) -> None:
         for dev in devs:
-            torch.cuda.set_stream(torch.cuda.default_stream(dev))
-        return elapsed / iters
+            self.torch.cuda.set_stream(self.torch.cuda.default_stream(dev))
 
     def _staged(self, st: _Staging, src: Any, dst: Any, n: int) -> None:
         torch = self.torch
@@ -162,21 +148,13 @@ class TorchBackend(Backend):
                 dst[lo:hi].copy_(h, non_blocking=True)
             st.freed[k].record(st.d_stream)
 
-    def latency(self, path: str, src: int, dst: int, iters: int) -> float:
-        a, b = self.alloc(src, 4), self.alloc(dst, 4)
-        h = self.torch.empty(4, dtype=self.torch.uint8, pin_memory=True)
-
-        def once() -> None:
-            if path == "p2p":
-                b.copy_(a)
-            else:
-                h.copy_(a)
-                b.copy_(h)
-            self._sync(dst)
-
-        for _ in range(5):
-            once()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            once()
-        return (time.perf_counter() - t0) / iters
+    def _latency_copy(self, path: str, a: Any, b: Any, src: int, dst: int) -> None:
+        if path == "p2p":
+            b.copy_(a)
+        else:
+            h = self.__dict__.get("_latency_host")
+            if h is None:
+                h = self.__dict__["_latency_host"] = self.torch.empty(4, dtype=self.torch.uint8, pin_memory=True)
+            h.copy_(a)
+            b.copy_(h)
+        self._sync(dst)
