@@ -158,3 +158,17 @@ def test_a_later_line_of_the_same_failure_adds_its_facts():
     (f,) = [f for f in d.findings if f.signature == "torch-state-dict-load-mismatch"]
     assert f.facts["missing_key"] == "fc.weight" and f.facts["checkpoint_prefix"] == "module."
     assert f.count == 2
+
+
+def test_a_failure_phrase_logged_at_warning_level_yields_to_the_error_that_ended_the_run():
+    lib = load_library()
+    missing_lib = lib.entry("python-shared-library-not-found").samples.positive[0].text.strip().splitlines()[-1]
+    bf16 = lib.entry("vllm-bf16-unsupported-gpu").samples.positive[0].text.strip().splitlines()[-1]
+    # vLLM's logger format (vllm/logger.py): "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s"
+    d = diagnose_text(f"WARNING 07-10 11:12:13 [_custom_ops.py:15] {missing_lib}\n{bf16}\n")
+    assert d.findings[0].signature == "vllm-bf16-unsupported-gpu"
+    (warned,) = [f for f in d.findings if f.signature == "python-shared-library-not-found"]
+    assert warned.severity == "warning" and warned.facts["log_level"] == "warning"
+    # the same line alone stays the error it is
+    alone = diagnose_text(f"WARNING 07-10 11:12:13 [_custom_ops.py:15] {missing_lib}\n")
+    assert alone.findings[0].is_error

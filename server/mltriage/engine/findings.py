@@ -9,6 +9,7 @@ to it.
 
 from __future__ import annotations
 
+import re
 from functools import cmp_to_key
 from collections.abc import Iterable
 
@@ -83,6 +84,14 @@ def build_findings(scanner: Scanner) -> list[Finding]:
     return [merged[k] for k in order]
 
 
+_PY_WARNING = re.compile(r"^(?:WARNING:[\w.]+:|\S+:\d+: \w*Warning: |\w*Warning: )")
+
+
+def _message_level(message: str) -> str | None:
+    """Python's own warning forms: logging's default "WARNING:name:" and warnings.warn's "file:N: XWarning:"."""
+    return "warning" if _PY_WARNING.match(message.lstrip()) else None
+
+
 def _add_facts(finding: Finding, hit: Hit) -> None:
     """A later line of the same failure may name what the first did not (the second line of a
     state_dict report, a continuation); its facts join, and the summary is filled again with them."""
@@ -123,6 +132,9 @@ def _finding_from_hit(hit: Hit) -> Finding:
         evidence = [hit.text]
     rank = hit.stream[1]
     host = hit.context.host or hit.source.host
+    level = hit.context.level or _message_level(hit.context.message)
+    if level == "warning":
+        facts.setdefault("log_level", "warning")  # the program said it went on
     if hit.context.device is not None:
         facts.setdefault("cuda_device", str(hit.context.device))  # NCCL's "host:pid:tid [dev]" prefix
     if rank is not None:

@@ -26,6 +26,7 @@ class LineContext:
     device: int | None = None
     timestamp: float | None = None  # seconds since the epoch (naive times read as UTC)
     clock: str | None = None  # "wall" for full dates, "time" for time-of-day only, "uptime" for dmesg
+    level: str | None = None  # the logging level a prefix names (vLLM, "[WARNING]"), lower-case
 
 
 # One alternative per prefix kind; tried repeatedly at the start of the line since they stack
@@ -41,10 +42,10 @@ _PREFIX = re.compile(
       | (?P<nccl_host>[A-Za-z0-9][\w.-]{0,62}):(?P<nccl_pid>\d{1,8}):(?P<nccl_tid>\d{1,8})[ \t]\[(?P<nccl_dev>\d{1,3})\][ \t]  # NCCL
       | (?P<iso>\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?)  # ISO
       | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]+(?P<glog_pid>\d+)[ ][^\]\s]{1,200}\])  # glog/c10
-      | (?P<vllm>(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]\[[^\]]{1,120}\])  # vLLM
+      | (?P<vllm>(?P<vllm_level>INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]\[[^\]]{1,120}\])  # vLLM
       | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]+(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
       | \[[ ]*(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
-      | (?P<level>\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
+      | (?P<level>\[(?P<level_word>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
     )
     [ ]?                                                          # one separator space; indentation after it is content
     """,
@@ -105,6 +106,7 @@ def _apply(ctx: LineContext, m: re.Match[str]) -> None:
         ctx.clock = "time"
         ctx.pid = int(g["glog_pid"])
     elif g["vllm"] is not None:
+        ctx.level = g["vllm_level"].lower()
         md = g["vllm_md"]
         ctx.timestamp = _epoch(f"1970-{md}", g["vllm_time"], None)
         ctx.clock = "time"
@@ -112,6 +114,9 @@ def _apply(ctx: LineContext, m: re.Match[str]) -> None:
         month = _MONTHS.get(g["dm_mon"], 1)
         ctx.timestamp = _epoch(f"{g['dm_year']}-{month:02d}-{int(g['dm_day']):02d}", g["dm_time"], None)
         ctx.clock = "wall"
+    elif g["level"] is not None:
+        word = g["level_word"].lower()
+        ctx.level = "warning" if word.startswith("warn") else word
     elif g["uptime"] is not None:
         ctx.timestamp = float(g["uptime"])
         ctx.clock = "uptime"

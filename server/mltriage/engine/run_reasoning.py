@@ -57,6 +57,7 @@ def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -
     """Demote survived tracebacks in place; return derived findings to add."""
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
+    _demote_warning_level_lines(findings)
     _corroborate_p2p(findings, run)
     if any(f.is_error for f in findings):
         left = _rank_that_left_early(findings, run, library)
@@ -260,6 +261,22 @@ def _corroborate_p2p(findings: list[Finding], run: RunFacts) -> None:
             f.notes.append(f"the GPUs exchange data over PCIe here ({facts}): broken peer-to-peer can also produce NaN")
             f.fix.steps.append("Rule out silent P2P corruption: rerun the same steps with `NCCL_P2P_DISABLE=1`; "
                                "if the NaN disappears, peer-to-peer on this host is corrupting data (run `mltriage probe`)")
+
+
+# -- lines the program logged as warnings ---------------------------------------------------------------
+
+
+def _demote_warning_level_lines(findings: list[Finding]) -> None:
+    """A failure phrase inside a WARNING-level log line (vLLM's "WARNING mm-dd ... Failed to import ...",
+    a Python UserWarning) is something the program survived: where an error-level line names what
+    did end the run, the warning is context."""
+    ended = [f for f in findings if f.is_error and f.facts.get("log_level") != "warning"]
+    if not ended:
+        return
+    for f in findings:
+        if f.is_error and f.facts.get("log_level") == "warning":
+            f.severity, f.role = "warning", "context"
+            f.notes.append("the program logged this at WARNING level and went on; the error it stopped on is named first")
 
 
 # -- tracebacks the log cut off -----------------------------------------------------------------------
