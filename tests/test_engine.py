@@ -37,6 +37,7 @@ def test_chained_traceback_is_one_block_with_the_final_exception():
         ("(VllmWorker TP1 pid=4242) ERROR x", 1, "ERROR x"),
         ("(Worker_TP3 pid=4242) x", 3, "x"),
         ("(EngineCore_DP0 pid=4242) x", None, "x"),
+        ("INFO 08-27 14:00:04 llm_engine.py:174] x", None, "x"),  # vLLM <= 0.5 logger format
     ],
 )
 def test_launcher_prefixes_are_peeled(line, rank, message):

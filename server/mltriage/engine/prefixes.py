@@ -42,7 +42,7 @@ _PREFIX = re.compile(
       | (?P<nccl_host>[A-Za-z0-9][\w.-]{0,62}):(?P<nccl_pid>\d{1,8}):(?P<nccl_tid>\d{1,8})[ \t]\[(?P<nccl_dev>\d{1,3})\][ \t]  # NCCL
       | (?P<iso>\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?)  # ISO
       | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]+(?P<glog_pid>\d+)[ ][^\]\s]{1,200}\])  # glog/c10
-      | (?P<vllm>(?P<vllm_level>INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ]\[[^\]]{1,120}\])  # vLLM
+      | (?P<vllm>(?P<vllm_level>INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ](?:\[[^\]]{1,120}\]|[\w.-]{1,120}:\d{1,6}\]))  # vLLM (<= 0.5: "file.py:N]")
       | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]+(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
       | \[[ ]*(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
       | (?P<level>\[(?P<level_word>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
