@@ -102,6 +102,22 @@ def _assignments_after_program(command: str) -> list[str]:
     return [w for w in words[first + 1:] if re.fullmatch(r"(?:NCCL|CUDA|TORCH|PYTORCH|OMP|MASTER|GLOO|VLLM)_?[A-Z0-9_]*=\S+", w)]
 
 
+def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, text: str, evidence: list[str],
+                    notes: list[str], rank: int | None) -> Finding:
+    """A finding of a derived signature, raised at ``line`` of ``source`` with these facts."""
+    return Finding(
+        signature=rule.id, title=fill_title(rule.title, facts), category=rule.category, severity=rule.severity,
+        role=rule.role, rank=rank, host=None, source=source, lines=(line, line), line=line,
+        column_start=0, column_end=len(text), evidence=[mask_secrets(e) for e in evidence],
+        facts={k: mask_secrets(v) for k, v in facts.items()},
+        root_cause=fill_sentence(rule.summary, facts, rule.mechanism_gist),
+        fix=Fix(summary=fill_slots(rule.fix_summary, facts), env=dict(rule.fix_env),
+                steps=[fill_slots(x, facts) for x in rule.fix_steps], commands=[fill_slots(c, facts) for c in rule.fix_commands]),
+        verify=fill_slots(rule.verify, facts), confidence=rule.confidence, p2p_related=rule.p2p_related,
+        notes=[mask_secrets(n) for n in notes], kind=rule.kind, ranks=[rank] if rank is not None else [],
+    )
+
+
 # -- stalls -------------------------------------------------------------------------------------------
 
 
@@ -174,35 +190,8 @@ def _derived(rule: Rule, stall: Stall, run: RunFacts, suspects: list[tuple[str, 
     notes = [f"the log stops {stall.where} and holds no error"]
     notes += [words + f" (line {m.line})" for words, m in suspects]
     notes += _last_by_rank(run)
-    return Finding(
-        signature=rule.id,
-        title=fill_title(rule.title, facts),
-        category=rule.category,
-        severity=rule.severity,
-        role=rule.role,
-        rank=stall.last.rank,
-        host=None,
-        source=stall.source,
-        lines=(stall.last.line, stall.last.line),
-        line=stall.last.line,
-        column_start=0,
-        column_end=len(stall.last.text),
-        evidence=list(dict.fromkeys(evidence)),
-        facts=facts,
-        root_cause=fill_sentence(rule.summary, facts, rule.mechanism_gist),
-        fix=Fix(
-            summary=fill_slots(rule.fix_summary, facts),
-            env=dict(rule.fix_env),
-            steps=[fill_slots(s, facts) for s in rule.fix_steps],
-            commands=[fill_slots(c, facts) for c in rule.fix_commands],
-        ),
-        verify=fill_slots(rule.verify, facts),
-        confidence=rule.confidence,
-        p2p_related=rule.p2p_related,
-        notes=notes,
-        kind=rule.kind,
-        ranks=[stall.last.rank] if stall.last.rank is not None else [],
-    )
+    return derived_finding(rule, facts, stall.source, stall.last.line, stall.last.text, list(dict.fromkeys(evidence)),
+                           notes, stall.last.rank)
 
 
 # -- a rank that finished while its peers were still in a collective --------------------------------
@@ -230,15 +219,8 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
     facts = {"rank": str(rank), "peer_ranks": ", ".join(str(r) for r in sorted(erring)), "peer_error": first_peer.title}
     notes = [f"rank {rank} printed that it finished at line {mark.line}: {mark.text[:160]}",
              f"ranks {facts['peer_ranks']} then failed waiting for it: {first_peer.title} ({first_peer.source}:{first_peer.line})"]
-    return Finding(
-        signature=rule.id, title=fill_title(rule.title, facts), category=rule.category, severity=rule.severity,
-        role=rule.role, rank=rank, host=None, source=source, lines=(mark.line, mark.line), line=mark.line,
-        column_start=0, column_end=len(mark.text), evidence=[mark.text, first_peer.evidence[-1] if first_peer.evidence else ""],
-        facts=facts, root_cause=fill_sentence(rule.summary, facts, rule.mechanism_gist),
-        fix=Fix(summary=fill_slots(rule.fix_summary, facts), env=dict(rule.fix_env),
-                steps=[fill_slots(x, facts) for x in rule.fix_steps], commands=[fill_slots(c, facts) for c in rule.fix_commands]),
-        verify=fill_slots(rule.verify, facts), confidence=rule.confidence, notes=notes, kind=rule.kind, ranks=[rank],
-    )
+    evidence = [mark.text, first_peer.evidence[-1] if first_peer.evidence else ""]
+    return derived_finding(rule, facts, source, mark.line, mark.text, evidence, notes, rank)
 
 
 # -- wrong numbers on a P2P topology ------------------------------------------------------------------
