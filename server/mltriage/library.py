@@ -189,6 +189,24 @@ def _fingerprint(root: Path, files: list[Path]) -> str:
     return digest.hexdigest()[:24]
 
 
+_FINGERPRINTS: dict[tuple, str] = {}
+
+
+def _fingerprint_cached(root: Path, files: list[Path]) -> str:
+    """The content fingerprint, computed again only when a file's size or mtime changed: a
+    long-lived process (the language server, a benchmark loop) diagnoses without re-reading 180 files."""
+    try:
+        stamp = (str(root), tuple((str(p), st.st_size, st.st_mtime_ns) for p in files for st in (p.stat(),)))
+    except OSError:
+        return _fingerprint(root, files)
+    key = _FINGERPRINTS.get(stamp)
+    if key is None:
+        if len(_FINGERPRINTS) > 16:
+            _FINGERPRINTS.clear()
+        key = _FINGERPRINTS[stamp] = _fingerprint(root, files)
+    return key
+
+
 def validate_file(path: Path) -> "Signature":
     """Parse and validate one signature file; raises ValueError with file and field in the text."""
     from pydantic import ValidationError
@@ -248,7 +266,7 @@ def load_library(root: Path | None = None, *, use_cache: bool = True) -> Library
     if not root.is_dir():
         raise FileNotFoundError(f"signature library not found at {root}")
     files = signature_files(root)
-    key = _fingerprint(root, files)
+    key = _fingerprint_cached(root, files)
     if use_cache and key in _LOADED:
         return _LOADED[key]
     cache_file = cache_dir() / f"library-{key}.json"

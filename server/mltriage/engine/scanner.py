@@ -63,6 +63,9 @@ class Hit:
     partial: bool = False  # only a trigger matched: a wording the patterns do not know, so no facts
 
 
+_FRAME_ONLY = frozenset({FRAME_MARKER})
+
+
 def prefilter_for(library: Library) -> Prefilter:
     """One compiled pre-filter per library (kept on it): every signature trigger plus the scanner's
     own structure markers (tracebacks, chains, torchrun's summary) and the run-description phrases."""
@@ -169,8 +172,13 @@ class Scanner:
                 end = size if end == -1 else end
                 base += block.count(b"\n", counted, pos)
                 counted = pos
-                self._present = self._literals_between(literal_ids, starts, i, end)
-                self._slow_line(block, pos, end, base + 1, i < n_starts and starts[i] < end)
+                if i < n_starts and starts[i] < end:
+                    self._present = self._literals_between(literal_ids, starts, i, end)
+                    # inside a traceback a frame line is only a frame: the frame marker alone is no trigger there
+                    has_trigger = self._present != _FRAME_ONLY
+                else:
+                    self._present, has_trigger = frozenset(), False
+                self._slow_line(block, pos, end, base + 1, has_trigger)
                 pos = end + 1
                 continue
             if i >= n_starts:
