@@ -17,7 +17,7 @@ from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFa
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
 from mltriage.engine.reader import Source, clean_line
-from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
+from mltriage.engine.run_facts import MARKER_LITERALS, MARKERS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
 from mltriage.engine.tracebacks import (
     FRAME_LINE,
     CHAIN_MARKERS,
@@ -64,6 +64,8 @@ class Hit:
 
 
 _FRAME_ONLY = frozenset({FRAME_MARKER})
+FINISH_LITERALS = frozenset(MARKERS["finished"])
+FINISH_QUIET_LINES = 256  # finish lines in one input with no new rank among them
 
 
 def prefilter_for(library: Library) -> Prefilter:
@@ -112,6 +114,7 @@ class Scanner:
     def _use_prefilter(self, prefilter) -> None:
         self._prefilter = prefilter
         self._literal_text = [lit.decode("utf-8") for lit in prefilter.literals]
+        self._finish_ids = {n for n, lit in enumerate(self._literal_text) if lit in FINISH_LITERALS}
         index = self.library.trigger_index
         self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in index}
         self._dropped = set(self._saturated)
@@ -127,6 +130,8 @@ class Scanner:
         self.source = source
         self.line_no = 0  # lines fully consumed so far in this source
         self.tracebacks.reset()
+        self._finish_lines = 0  # "finished" phrases seen in this source
+        self._finish_new_at = 0  # ... when the last one came from a rank not yet finished
         self.open_blocks = self.tracebacks.open  # the stream -> open traceback map the loop consults
         self.last_time: dict[StreamKey, tuple[float, str | None]] = {}  # stream -> (time, clock kind)
         self.summary: TorchrunSummary | None = None
@@ -155,6 +160,10 @@ class Scanner:
         if self._saturated - self._dropped:
             self._drop_saturated_markers()
         found = self._prefilter.matches(block)
+        if self._finish_lines - self._finish_new_at >= FINISH_QUIET_LINES:
+            # this input's ranks have all said they finished, many times over: nothing new in those lines
+            skip = self._finish_ids
+            found = [hit for hit in found if hit[1] not in skip]
         starts = [offset for offset, _ in found]
         literal_ids = [n for _, n in found]
         if len(self.ranks_seen) < 100_000:
@@ -331,7 +340,12 @@ class Scanner:
             return
         present = self._present
         if not requires_only:
+            finished_before = len(self.run.finished)
             note_markers(self.run, text, self.source.name, line_no, present, stream[1])
+            if present and present & FINISH_LITERALS:
+                self._finish_lines += 1
+                if len(self.run.finished) != finished_before:
+                    self._finish_new_at = self._finish_lines
             if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
                     and FRAME_LINE.match(message.lstrip())):
                 self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
