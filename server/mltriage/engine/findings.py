@@ -2,7 +2,7 @@
 
 Ordering puts the most likely root cause first: a root-cause signature beats context and
 collateral ones, and among root causes the earliest (by timestamp when both lines carry one of
-the same kind, else by position in the same file) wins, then severity and confidence. Everything
+the same kind, else by position in the same file) wins, then severity and confidence. The
 ordering is only a ranking: triage decides which finding is the root cause and links the rest
 to it.
 """
@@ -17,6 +17,7 @@ from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
 from mltriage.engine.scanner import Hit, Scanner, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
+from mltriage.library import Rule
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
 
 FALLBACK_REACH = 20  # lines after a traceback that may still explain it
@@ -104,6 +105,22 @@ def _add_facts(finding: Finding, hit: Hit) -> None:
     finding.title = fill_title(rule.title, finding.facts)
 
 
+def render_rule_text(rule: Rule, facts: dict[str, str]) -> tuple[str, str, Fix, str]:
+    """A signature's title, summary, fix and verify with this finding's (masked) facts filled in."""
+    steps = [fill_slots(s, facts) for s in rule.fix_steps]
+    env = {}
+    for name, value in rule.fix_env.items():
+        missing = unknown_facts(value, facts)
+        if missing:  # this log lacks the fact: an export must never paste half-filled
+            steps.insert(0, f"Set `{name}={fill_slots(value, facts)}`, filling in {', '.join(missing)} from your logs")
+        else:
+            env[name] = fill_slots(value, facts)
+    title = fill_title(rule.title, facts)
+    fix = Fix(summary=fill_slots(rule.fix_summary, facts), env=env, steps=steps,
+              commands=[fill_slots(c, facts) for c in rule.fix_commands])
+    return title, fill_sentence(rule.summary, facts, rule.mechanism_gist or title), fix, fill_slots(rule.verify, facts)
+
+
 def _finding_from_hit(hit: Hit) -> Finding:
     rule = hit.rule
     facts = dict(hit.facts)
@@ -140,13 +157,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
     if rank is not None:
         facts.setdefault("rank", str(rank))
     masked_facts = {k: mask_secrets(v) for k, v in facts.items()}
-    env, steps = {}, [fill_slots(s, masked_facts) for s in rule.fix_steps]
-    for name, value in rule.fix_env.items():
-        missing = unknown_facts(value, masked_facts)
-        if missing:  # this log lacks the fact: an export must never paste half-filled
-            steps.insert(0, f"Set `{name}={fill_slots(value, masked_facts)}`, filling in {', '.join(missing)} from your logs")
-        else:
-            env[name] = fill_slots(value, masked_facts)
+    title, root_cause, fix, verify = render_rule_text(rule, masked_facts)
     notes = []
     severity, role = rule.severity, rule.role
     if block is not None and block.ignored:
@@ -158,7 +169,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         notes.append("matched on the failure's own phrase in a wording this entry's patterns do not know, so no details were captured")
     return Finding(
         signature=rule.id,
-        title=fill_title(rule.title, masked_facts),
+        title=title,
         category=rule.category,
         severity=severity,
         role=role,
@@ -171,14 +182,9 @@ def _finding_from_hit(hit: Hit) -> Finding:
         column_end=hit.column_end,
         evidence=[mask_secrets(e) for e in evidence],
         facts=masked_facts,
-        root_cause=fill_sentence(rule.summary, masked_facts, rule.mechanism_gist or fill_title(rule.title, masked_facts)),
-        fix=Fix(
-            summary=fill_sentence(rule.fix_summary, masked_facts, fill_slots(rule.fix_summary, masked_facts)),
-            env=env,
-            steps=steps,
-            commands=[fill_slots(c, masked_facts) for c in rule.fix_commands],
-        ),
-        verify=fill_slots(rule.verify, masked_facts),
+        root_cause=root_cause,
+        fix=fix,
+        verify=verify,
         confidence=rule.confidence * (TRIGGER_ONLY_CONFIDENCE if hit.partial else 1.0),
         notes=notes,
         kind=rule.kind,

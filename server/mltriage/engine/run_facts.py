@@ -49,8 +49,17 @@ PER_RANK_MARKERS = {"finished"}  # needed for every rank, never dropped
 SATURATED = 64  # after this many lines a marker says nothing new (NCCL prints a channel line per channel and peer)
 
 
+# A line saying the work is done: the "finished" markers, and the same in other cases and words.
+FINISHED_LINE = re.compile(
+    "|".join(re.escape(lit) for lit in MARKERS["finished"])
+    + r"|\b(?:training (?:completed|finished|done)|finished training|completed successfully|all done)\b",
+    re.IGNORECASE,
+)
+
+
 def is_marker(literal: str) -> bool:
     return literal in _MARKER_NAME
+
 
 # GPU families sold only as PCIe cards (no NVLink between them in the usual server), where
 # peer-to-peer traffic crosses PCIe switches and root ports: ACS, IOMMU and driver matter.
@@ -99,18 +108,16 @@ class RunFacts:
                 for m in _PCIE_GPU.finditer(text):
                     self.pcie_models.setdefault(m.group(0), Mark(1, source, line, text[:400]))
 
-    def saturated(self, literals) -> bool:
-        for literal in literals:
-            if _MARKER_NAME.get(literal) in PER_RANK_MARKERS:
-                return False
-            mark = self.marks.get(_MARKER_NAME.get(literal, ""))
-            if mark is None or mark.count < SATURATED:
-                return False
-        return True
+    def saturated(self, literal: str) -> bool:
+        """Whether the marker ``literal`` has been seen often enough to say nothing new."""
+        name = _MARKER_NAME.get(literal)
+        if name is None or name in PER_RANK_MARKERS:
+            return False
+        mark = self.marks.get(name)
+        return mark is not None and mark.count >= SATURATED
 
     def has(self, name: str) -> bool:
         return name in self.marks
-
 
 
 def note_markers(facts: RunFacts, text: str, source: str, line: int, present: frozenset[str] | None = None,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from mltriage.library import Library, Rule
 from mltriage.masking import mask_secrets
-from mltriage.model import Finding, Fix
-from mltriage.engine.run_facts import Mark, RunFacts, TailLine
-from mltriage.templates import fill_sentence, fill_slots, fill_title
+from mltriage.model import Finding
+from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
+from mltriage.engine.findings import render_rule_text
 
 LEFT_EARLY = "torch-rank-left-early"
 STALL_P2P = "nccl-hang-broken-p2p"
@@ -36,10 +36,6 @@ _BENCH_ROW = re.compile(r"^\s*#?\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|int
 _PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s*\||\s0/\d+\s*\[")
 _PROGRESS = re.compile(
     r"\d+%\s*\||\d+(?:\.\d+)?\s*(?:it|s)/(?:s|it)\b|\b(?:epoch|step|iter(?:ation)?|global_step)\b\W{0,3}\d|\bloss\b\W{0,3}\d",
-    re.IGNORECASE,
-)
-_FINISHED = re.compile(
-    r"\b(?:training (?:completed|finished|done)|finished training|completed successfully|Destroy COMPLETE|all done)\b",
     re.IGNORECASE,
 )
 HANDLED_MIN_LINES_AFTER = 5  # lines the process printed after a traceback before we call it survived
@@ -105,15 +101,13 @@ def _assignments_after_program(command: str) -> list[str]:
 def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, text: str, evidence: list[str],
                     notes: list[str], rank: int | None) -> Finding:
     """A finding of a derived signature, raised at ``line`` of ``source`` with these facts."""
+    masked = {k: mask_secrets(v) for k, v in facts.items()}
+    title, root_cause, fix, verify = render_rule_text(rule, masked)
     return Finding(
-        signature=rule.id, title=fill_title(rule.title, facts), category=rule.category, severity=rule.severity,
+        signature=rule.id, title=title, category=rule.category, severity=rule.severity,
         role=rule.role, rank=rank, host=None, source=source, lines=(line, line), line=line,
-        column_start=0, column_end=len(text), evidence=[mask_secrets(e) for e in evidence],
-        facts={k: mask_secrets(v) for k, v in facts.items()},
-        root_cause=fill_sentence(rule.summary, facts, rule.mechanism_gist),
-        fix=Fix(summary=fill_slots(rule.fix_summary, facts), env=dict(rule.fix_env),
-                steps=[fill_slots(x, facts) for x in rule.fix_steps], commands=[fill_slots(c, facts) for c in rule.fix_commands]),
-        verify=fill_slots(rule.verify, facts), confidence=rule.confidence, p2p_related=rule.p2p_related,
+        column_start=0, column_end=len(text), evidence=[mask_secrets(e) for e in evidence], facts=masked,
+        root_cause=root_cause, fix=fix, verify=verify, confidence=rule.confidence, p2p_related=rule.p2p_related,
         notes=[mask_secrets(n) for n in notes], kind=rule.kind, ranks=[rank] if rank is not None else [],
     )
 
@@ -136,7 +130,7 @@ def _find_stall(run: RunFacts) -> Stall | None:
         if not lines:
             continue
         last = lines[-1]
-        if _FINISHED.search(last.message):
+        if FINISHED_LINE.search(last.message):
             continue
         if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
             if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
@@ -288,7 +282,7 @@ def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
         if not own:
             continue
         last = own[-1]
-        if last.line - f.lines[1] < HANDLED_MIN_LINES_AFTER or not (_PROGRESS.search(last.message) or _FINISHED.search(last.message)):
+        if last.line - f.lines[1] < HANDLED_MIN_LINES_AFTER or not (_PROGRESS.search(last.message) or FINISHED_LINE.search(last.message)):
             continue
         later = [g for g in findings if g is not f and g.source == f.source and g.rank == f.rank
                  and g.is_error and g.line > f.lines[1]]

@@ -46,6 +46,8 @@ MAX_REQUIRE_EVIDENCE = 4_096
 # printed only healthy lines is still a rank (and, in a hang, often the culprit).
 _RANK_TAG = re.compile(rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
 RANK_SAMPLE_BYTES = 256 * 1024
+
+
 @dataclass(slots=True)
 class Hit:
     rule: Rule
@@ -201,9 +203,9 @@ class Scanner:
             present_ids = self._ids_between(literal_ids, starts, i, end)
             self._present = frozenset(self._literal_text[n] for n in present_ids)
             self._fast_line(block, start, end, base + 1, anchor)
-            if present_ids & self._marker_only:
-                self._saturated.update(lit for n in present_ids & self._marker_only
-                                       if self.run.saturated((lit := self._literal_text[n],)))
+            for n in present_ids & self._marker_only:
+                if self.run.saturated(self._literal_text[n]):
+                    self._saturated.add(self._literal_text[n])
             pos = end + 1
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
