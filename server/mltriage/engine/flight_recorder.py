@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mltriage.numbers import parse_int
+
 MAX_DUMP_BYTES = 256 * 1024 * 1024
 PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 _RANK_IN_NAME = re.compile(r"(\d+)$")
@@ -92,7 +94,7 @@ def rank_of(path: Path, doc: dict) -> int | None:
     if isinstance(rank, int):
         return rank
     m = _RANK_IN_NAME.search(path.stem) or _RANK_IN_NAME.search(path.name)
-    return int(m.group(1)) if m else None
+    return parse_int(m.group(1)) if m else None
 
 
 @dataclass

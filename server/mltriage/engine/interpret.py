@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from mltriage.numbers import parse_float
 from mltriage.model import Finding
 
 _UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
@@ -18,7 +19,8 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB)\s*$")
 
 def size_bytes(text: str | None) -> float | None:
     m = _SIZE.match(text or "")
-    return float(m.group(1)) * _UNITS[m.group(2)] if m else None
+    number = parse_float(m.group(1)) if m else None
+    return number * _UNITS[m.group(2)] if number is not None else None
 
 
 def _cuda_oom(f: Finding) -> None:

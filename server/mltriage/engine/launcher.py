@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mltriage.numbers import parse_int
+
 SECTION_TRIGGERS = ("Root Cause (first observed failure):", "Failures:")
 _ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _FIELD = re.compile(r"^\s+(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
@@ -72,13 +74,13 @@ class TorchrunSummary:
         if key == "rank":
             m = _RANK.match(value)
             if m:
-                entry.rank = int(m.group(1))
-                entry.local_rank = int(m.group(2)) if m.group(2) else None
+                entry.rank = parse_int(m.group(1))
+                entry.local_rank = parse_int(m.group(2))
         elif key == "exitcode":
             m = _EXIT.match(value)
             if m:
-                entry.exitcode = int(m.group(1))
-                entry.pid = int(m.group(2)) if m.group(2) else None
+                entry.exitcode = parse_int(m.group(1))
+                entry.pid = parse_int(m.group(2))
                 entry.signal = m.group(3)
         elif key == "traceback":
             entry.traceback = value[:300]

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from mltriage.numbers import parse_float, parse_int
+
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 
 
@@ -72,31 +74,32 @@ def parse_prefixes(line: str) -> LineContext:
 def _apply(ctx: LineContext, m: re.Match[str]) -> None:
     g = m.groupdict()
     if g["rank_a"] is not None:
-        ctx.rank = int(g["rank_a"])
+        ctx.rank = parse_int(g["rank_a"])
     elif g["role_rank"] is not None:
         # torchrun's tee prefix carries the global rank of the worker after the role name
         if ctx.rank is None:
-            ctx.rank = int(g["role_rank"])
+            ctx.rank = parse_int(g["role_rank"])
     elif g["mpi_rank"] is not None:
-        ctx.rank = int(g["mpi_rank"])
+        ctx.rank = parse_int(g["mpi_rank"])
     elif g["srun_rank"] is not None:
         if ctx.rank is None:
-            ctx.rank = int(g["srun_rank"])
+            ctx.rank = parse_int(g["srun_rank"])
     elif g["ray_kv"] is not None:
         for key, value in _KV.findall(g["ray_kv"]):
-            if key == "rank" and value.isdigit():
-                ctx.rank = int(value)
-            elif key == "pid" and value.isdigit():
-                ctx.pid = int(value)
+            number = parse_int(value)
+            if key == "rank" and number is not None:
+                ctx.rank = number
+            elif key == "pid" and number is not None:
+                ctx.pid = number
             elif key in ("ip", "node"):
                 ctx.host = value
         tp = _TP_RANK.search(g["ray_tag"] or "")
         if tp and ctx.rank is None:
-            ctx.rank = int(tp.group(1))
+            ctx.rank = parse_int(tp.group(1))
     elif g["nccl_host"] is not None:
         ctx.host = g["nccl_host"]
-        ctx.pid = int(g["nccl_pid"])
-        ctx.device = int(g["nccl_dev"])
+        ctx.pid = parse_int(g["nccl_pid"])
+        ctx.device = parse_int(g["nccl_dev"])
     elif g["iso"] is not None:
         ctx.timestamp = _epoch(g["date"], g["time"], g["frac"])
         ctx.clock = "wall"
@@ -104,7 +107,7 @@ def _apply(ctx: LineContext, m: re.Match[str]) -> None:
         md = g["glog_md"]
         ctx.timestamp = _epoch(f"1970-{md[:2]}-{md[2:]}", g["glog_time"], g["glog_frac"])
         ctx.clock = "time"
-        ctx.pid = int(g["glog_pid"])
+        ctx.pid = parse_int(g["glog_pid"])
     elif g["vllm"] is not None:
         ctx.level = g["vllm_level"].lower()
         md = g["vllm_md"]
@@ -112,13 +115,13 @@ def _apply(ctx: LineContext, m: re.Match[str]) -> None:
         ctx.clock = "time"
     elif g["dmesg_ctime"] is not None:
         month = _MONTHS.get(g["dm_mon"], 1)
-        ctx.timestamp = _epoch(f"{g['dm_year']}-{month:02d}-{int(g['dm_day']):02d}", g["dm_time"], None)
+        ctx.timestamp = _epoch(f"{g['dm_year']}-{month:02d}-{parse_int(g['dm_day']):02d}", g["dm_time"], None)
         ctx.clock = "wall"
     elif g["level"] is not None:
         word = g["level_word"].lower()
         ctx.level = "warning" if word.startswith("warn") else word
     elif g["uptime"] is not None:
-        ctx.timestamp = float(g["uptime"])
+        ctx.timestamp = parse_float(g["uptime"])
         ctx.clock = "uptime"
 
 
@@ -128,5 +131,5 @@ def _epoch(date: str, time: str, frac: str | None) -> float | None:
     except ValueError:
         return None
     if frac:
-        value += float("0." + frac[1:])
+        value += parse_float("0." + frac[1:]) or 0.0
     return value

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mltriage.engine.flight_recorder import PICKLE_MAGIC
+from mltriage.numbers import parse_int
 
 BLOCK_SIZE = 4 * 1024 * 1024
 SNIFF_SIZE = 64 * 1024
@@ -108,7 +109,7 @@ def source_for_path(path: Path, relative: str) -> Source:
     for pattern in _RANK_IN_NAME:
         m = pattern.search(relative)
         if m:
-            rank = int(m.group(1))
+            rank = parse_int(m.group(1))
             break
     hm = _HOST_IN_NAME.search(relative)
     if hm:

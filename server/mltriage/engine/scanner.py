@@ -33,6 +33,7 @@ from mltriage.engine.tracebacks import (
     TracebackTracker,
 )
 from mltriage.library import Library, Rule, cache_dir
+from mltriage.numbers import parse_int
 
 # Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
 MATCH_TIMEOUT_S = 0.05
@@ -169,7 +170,7 @@ class Scanner:
         starts = [offset for offset, _ in found]
         literal_ids = [n for _, n in found]
         if len(self.ranks_seen) < 100_000:
-            self.ranks_seen.update(int(r) for r in _RANK_TAG.findall(block, 0, RANK_SAMPLE_BYTES))
+            self.ranks_seen.update(parse_int(r) for r in _RANK_TAG.findall(block, 0, RANK_SAMPLE_BYTES))
         n_starts = len(starts)
         i = 0  # next trigger occurrence not yet behind us
         pos = 0

@@ -27,6 +27,7 @@ from pathlib import Path
 from mltriage.engine.findings import comparable_times
 from mltriage.engine.flight_recorder import RankTrace, Verdict, analyse
 from mltriage.engine.launcher import WorkerFailure
+from mltriage.numbers import parse_int
 from mltriage.model import Diagnosis, Finding, RankRole
 from mltriage.templates import ranks_text
 
@@ -51,9 +52,9 @@ class Evidence:
 
 def _fact_int(finding: Finding, *names: str) -> int | None:
     for name in names:
-        value = finding.facts.get(name)
-        if value is not None and value.strip().lstrip("-").isdigit():
-            return int(value)
+        number = parse_int(finding.facts.get(name))
+        if number is not None:
+            return number
     return None
 
 

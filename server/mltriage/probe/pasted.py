@@ -16,13 +16,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mltriage.numbers import parse_float, parse_int
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TOPO_CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|SOC)$")  # SOC: old name of SYS
 BW_TITLE = re.compile(r"^\s*(Unidirectional|Bidirectional) P2P=(Enabled|Disabled) Bandwidth"
                       r"(?: \(P2P (Writes|Reads)\))? Matrix \(GB/s\)")
 LAT_TITLE = re.compile(r"^\s*P2P=(Enabled|Disabled) Latency(?: \(P2P (Writes|Reads)\))? Matrix \(us\)")
 CONN_TITLE = re.compile(r"^\s*P2P Connectivity Matrix")
-NUM_ROW = re.compile(r"^\s*(\d+)\s+((?:-?\d+(?:\.\d+)?\s*)+)$")
+# One cell of a numeric row ("%6d " / "%6.02f "). Rows are split on blanks and each token checked
+# alone: a single regex over the row ("(?:-?\d+(?:\.\d+)?\s*)+") backtracks exponentially on a
+# long digit run that ends in a non-number.
+NUMBER_CELL = re.compile(r"-?\d+(?:\.\d+)?")
 PCIE_WORDS = {
     "SYS": "crosses PCIe and the SMP interconnect between NUMA nodes",
     "SOC": "crosses PCIe and the SMP interconnect between NUMA nodes",
@@ -124,8 +129,10 @@ def _parse_topo(lines: list[str], topo: PastedTopology) -> bool:
             a = tokens[0]
             for b, cell in zip(cols, cells):
                 if a.startswith("GPU") and b.startswith("GPU") and a != b:
-                    topo.links[int(a[3:]), int(b[3:])] = cell
-                    found = True
+                    i, j = parse_int(a[3:]), parse_int(b[3:])
+                    if i is not None and j is not None:
+                        topo.links[i, j] = cell
+                        found = True
         if found:
             topo.gpus = max(topo.gpus, sum(1 for c in cols if c.startswith("GPU")))
         return found
@@ -137,14 +144,26 @@ def _read_rows(lines: list[str], start: int) -> tuple[dict[Pair, float], int]:
     out: dict[Pair, float] = {}
     i = start
     while i < len(lines):
-        m = NUM_ROW.match(lines[i])
-        if not m:
+        parsed = _numeric_row(lines[i])
+        if parsed is None:
             break
-        row = int(m.group(1))
-        for col, value in enumerate(m.group(2).split()):
-            out[row, col] = float(value)
+        row, values = parsed
+        for col, value in enumerate(values):
+            out[row, col] = value
         i += 1
     return out, i
+
+
+def _numeric_row(line: str) -> tuple[int, list[float]] | None:
+    """``"   0   1.00  23.45"``: the row index, then its cells; None for anything else."""
+    tokens = line.split()
+    if len(tokens) < 2 or not tokens[0].isdecimal() or not all(NUMBER_CELL.fullmatch(t) for t in tokens[1:]):
+        return None
+    row = parse_int(tokens[0])
+    values = [parse_float(t) for t in tokens[1:]]
+    if row is None or None in values:
+        return None  # a number too long to be a GPU index or a bandwidth
+    return row, values
 
 
 def _parse_bandwidth_test(lines: list[str], topo: PastedTopology) -> bool:
