@@ -20,12 +20,14 @@ from mltriage.engine.scanner import Scanner
 from mltriage.engine.triage import triage
 
 
-def diagnose_text(text: str, source: str = "<text>", library: Library | None = None) -> Diagnosis:
+def diagnose_text(text: str, source: str = "<text>", library: Library | None = None, first_line: int = 1) -> Diagnosis:
     """Text in memory (an editor document, a selection). An absolute ``source`` path names the rank and
-    host the way a per-rank log directory does (``rank3.log``, ``attempt_0/3/stderr.log``)."""
+    host the way a per-rank log directory does (``rank3.log``, ``attempt_0/3/stderr.log``).
+    ``first_line``: the line number of the text's first line (a selection starting inside a document),
+    so every line number the diagnosis cites is one of the document."""
     data = text.encode("utf-8", "surrogatepass")
     origin = source_for_path(Path(source), source) if source.startswith("/") else Source(name=source)
-    return diagnose_streams([(origin, io.BytesIO(data))], library=library)
+    return diagnose_streams([(origin, io.BytesIO(data))], library=library, first_line=first_line)
 
 
 def diagnose_bytes(data: bytes, source: str = "<bytes>", library: Library | None = None) -> Diagnosis:
@@ -84,14 +86,16 @@ def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], dict[st
     return traces, problems
 
 
-def diagnose_streams(streams, library: Library | None = None, flight_recorder: list[RankTrace] | None = None) -> Diagnosis:
+def diagnose_streams(
+    streams, library: Library | None = None, flight_recorder: list[RankTrace] | None = None, first_line: int = 1
+) -> Diagnosis:
     library = library or load_library()
     scanner = Scanner(library)
     names: list[str] = []
     heads = TopologyHeads()
     for source, fh in streams:
         names.append(source.name)
-        scanner.begin(source)
+        scanner.begin(source, first_line)
         for i, block in enumerate(iter_blocks(fh)):
             if i == 0:
                 heads.offer(block)

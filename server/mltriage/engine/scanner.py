@@ -129,9 +129,10 @@ class Scanner:
         self._use_prefilter(make_prefilter(keep, None))
 
     # -- per source state -------------------------------------------------------------------
-    def _reset_source(self, source: Source | None) -> None:
+    def _reset_source(self, source: Source | None, first_line: int = 1) -> None:
         self.source = source
-        self.line_no = 0  # lines fully consumed so far in this source
+        self._line_base = first_line - 1  # a selection of a document counts the document's lines
+        self.line_no = self._line_base  # lines fully consumed so far in this source (plus the base)
         self.tracebacks.reset()
         self._finish_lines = 0  # "finished" phrases seen in this source
         self._finish_new_at = 0  # ... when the last one came from a rank not yet finished
@@ -141,8 +142,8 @@ class Scanner:
         self._ended_without_newline = False
         self._tail = b""
 
-    def begin(self, source: Source) -> None:
-        self._reset_source(source)
+    def begin(self, source: Source, first_line: int = 1) -> None:
+        self._reset_source(source, first_line)
         if source.rank is not None:
             self.ranks_seen.add(source.rank)
 
@@ -150,7 +151,7 @@ class Scanner:
         self._close_summary()
         if self._ended_without_newline:
             self.line_no += 1
-        self.lines_read += self.line_no
+        self.lines_read += self.line_no - self._line_base
         if self.source is not None and len(self.run.tails) < 4096:
             self.run.tails[self.source.name] = read_tail(self._tail, self.line_no)
         self.tracebacks.end_source()
