@@ -81,7 +81,30 @@ def _python_exception(f: Finding) -> None:
         f.confidence = min(f.confidence, 0.4)  # no frame at all: only the exception line is known
 
 
-INTERPRETERS: dict[str, Callable[[Finding], None]] = {"cuda-oom": _cuda_oom, "python-unhandled-exception": _python_exception}
+_GPU_LIST = re.compile(r"^[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[)\]]$")
+
+
+def gpu_list(text: str | None) -> list[int] | None:
+    m = _GPU_LIST.match((text or "").strip())
+    return [int(n) for n in m.group(1).split(",")] if m else None
+
+
+def _vllm_p2p_batch_test(f: Finding) -> None:
+    """vLLM prints the tested pairs as two parallel lists, zip(*product(ids, ids)): sources and
+    targets. A reader sees the pairs."""
+    sources, targets = gpu_list(f.facts.get("batch_src")), gpu_list(f.facts.get("batch_tgt"))
+    if not sources or not targets or len(sources) != len(targets):
+        return
+    pairs = ", ".join(f"{s}→{t}" for s, t in zip(sources, targets))
+    f.facts["gpu_pairs"] = pairs
+    f.notes.append(f"GPU pairs tested (source→target): {pairs}; the child's own error, printed under this line, names the one that failed")
+
+
+INTERPRETERS: dict[str, Callable[[Finding], None]] = {
+    "cuda-oom": _cuda_oom,
+    "python-unhandled-exception": _python_exception,
+    "vllm-p2p-access-test-crashed": _vllm_p2p_batch_test,
+}
 
 
 def interpret(findings: list[Finding]) -> None:
