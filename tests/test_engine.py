@@ -111,7 +111,7 @@ def test_secrets_are_masked_in_evidence_and_facts():
 
 @pytest.mark.parametrize(
     "secret",
-    ["AKIAIOSFODNN7EXAMPLE", "WANDB_API_KEY=0123456789abcdef0123", "https://user:s3cr3tpass@host/x", "Bearer abcdefghijklmnop1234"],
+    ["AKIAZ3MX7QH2LJ5WTY4R", "WANDB_API_KEY=0123456789abcdef0123", "https://user:s3cr3tpass@host/x", "Bearer abcdefghijklmnop1234"],
 )
 def test_mask_secrets_patterns(secret):
     masked = mask_secrets(f"env {secret} end")

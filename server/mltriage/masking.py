@@ -1,40 +1,401 @@
-"""Mask secrets (tokens, keys, passwords) in anything we render or export.
+"""Mask secrets (tokens, keys, passwords) in everything we render or export.
 
-Logs routinely echo environments and command lines; a diagnosis pasted into a ticket must not
-carry a Hugging Face token or an AWS key along with it.
+Logs echo environments, command lines and configs; a diagnosis pasted into a ticket must not carry
+a Hugging Face token, an AWS key or a database password along with it.
+
+The rules are data, not code: gitleaks' maintained rule set (``secret_rules/gitleaks.toml``, a
+verbatim copy of a tagged release, its source and licence in its header) plus our own rules for the
+forms logs print and gitleaks does not scan for (``secret_rules/mltriage.toml``). Both are read
+with gitleaks' semantics: a rule runs only where one of its keywords occurs (one multi-literal
+scan finds them all), only the secret group is masked, and entropy, allowlists and stopwords
+exempt what is not a secret. Every search has a timeout; a text whose search timed out is withheld
+whole, never shown unmasked.
+
+Where it happens (the one place): ``mask_diagnosis`` runs once on every ``Diagnosis`` as the
+engine hands it out, so the CLI's text, JSON and SARIF and every language-server answer are made
+from masked data. Log text the engine cuts to a length while it reads goes through ``clip``,
+which never cuts inside a secret (a token cut at the edge would no longer look like one).
 """
 
 from __future__ import annotations
 
-import re
+import base64
+import binascii
+import math
+import tomllib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
+
+import regex
 
 MASK = "****"
+WITHHELD = "**** (text withheld: secret masking timed out on it)"
+SEARCH_TIMEOUT_S = 0.05  # per rule and text; rules are linear, this only guards against a bad update
+MIN_TEXT = 8  # shorter texts cannot hold a secret worth masking (and cost nothing to skip)
+MIN_KNOWN_SECRET = 6  # a secret found once is masked wherever else it occurs, if at least this long
+MIN_FRAGMENT = 8  # ... and in facts, any piece of it this long (a pattern's bound may have cut it)
+RULE_FILES = ("gitleaks.toml", "mltriage.toml")
+RULES_DIR = Path(__file__).with_name("secret_rules")
+# gitleaks' keyword-context rules start with an optional, uncaptured left context; a backtracking
+# engine would try it at every offset, so it is dropped and restored only where an allowlist reads it
+_LAZY_LEFT_CONTEXT = r"(?i)[\w.-]{0,50}?"
+_LEFT_CONTEXT_CHARS = regex.compile(r"[\w.-]{0,50}$")
 
-# Each pattern's group 1 (when present) is kept, the rest of the match is masked.
-_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),  # Hugging Face user access token
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}\b"),  # GitHub tokens
-    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b"),  # OpenAI / Anthropic style API keys
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key id
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),  # Slack tokens
-    re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"),  # JWT
-    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
-    re.compile(r"(://[^/\s:@]+:)[^@\s/]+(?=@)"),  # credentials inside a URL
-    # NAME=value / name: value for names that say they are secret
-    re.compile(
-        r"(?i)(\b[A-Z0-9_]*(?:TOKEN|API_KEY|APIKEY|SECRET|PASSWORD|PASSWD|ACCESS_KEY)[A-Z0-9_]*\s*[=:]\s*['\"]?)"
-        r"(?!\*\*\*\*)[^\s'\",;]{4,}"
-    ),
-)
+
+def shannon_entropy(text: str) -> float:
+    n = len(text)
+    if not n:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+def _basic_credentials(secret: str) -> bool:
+    """HTTP Basic credentials are base64 of ``user:password``."""
+    try:
+        decoded = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _random_shape(secret: str) -> bool:
+    """Generated base64 (a key), not a path or a word: mixed case and digits, few slashes."""
+    return (
+        not secret.startswith("/")
+        and secret.count("/") <= len(secret) // 12
+        and any(c.isupper() for c in secret)
+        and any(c.islower() for c in secret)
+        and any(c.isdigit() for c in secret)
+    )
+
+
+_CHECKS = {"basic-credentials": _basic_credentials, "random": _random_shape}
+
+
+@dataclass
+class Allowlist:
+    target: str = "secret"  # what the regexes read: the secret, the whole match, or the line
+    regexes: tuple[str, ...] = ()
+    stopwords: tuple[str, ...] = ()
+    condition: str = "OR"
+
+    @cached_property
+    def compiled(self) -> list[regex.Pattern[str]]:
+        return [regex.compile(r) for r in self.regexes]
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        target = {"match": match, "line": line}.get(self.target, secret)
+        checks = []
+        if self.regexes:
+            checks.append(any(p.search(target, timeout=SEARCH_TIMEOUT_S) for p in self.compiled))
+        if self.stopwords:
+            lowered = secret.lower()
+            checks.append(any(word in lowered for word in self.stopwords))
+        if not checks:
+            return False
+        return all(checks) if self.condition == "AND" else any(checks)
+
+    @classmethod
+    def from_toml(cls, table: dict[str, Any]) -> Allowlist:
+        return cls(
+            target=table.get("regexTarget", "secret"),
+            regexes=tuple(table.get("regexes", ())),
+            stopwords=tuple(w.lower() for w in table.get("stopwords", ())),
+            condition=table.get("condition", "OR").upper(),
+        )
+
+
+@dataclass(eq=False)  # identity: rules are collected in dicts
+class SecretRule:
+    id: str
+    source: str  # the regex as the rule file gives it, adapted for a backtracking engine
+    keywords: tuple[str, ...]
+    entropy: float = 0.0
+    secret_group: int = 0
+    allowlists: tuple[Allowlist, ...] = ()
+    check: str | None = None
+    left_context: bool = False  # its optional left context was dropped (see _LAZY_LEFT_CONTEXT)
+
+    @cached_property
+    def pattern(self) -> regex.Pattern[str]:  # compiled on first use: most rules never meet their keyword
+        return regex.compile(self.source)
+
+    @classmethod
+    def from_toml(cls, table: dict[str, Any]) -> SecretRule | None:
+        source = table.get("regex")
+        if not source or table.get("path"):
+            return None  # a file-name rule (or no regex at all): nothing to find in log text
+        left_context = source.startswith(_LAZY_LEFT_CONTEXT)
+        if left_context:
+            source = "(?i)" + source[len(_LAZY_LEFT_CONTEXT):]
+        check = table.get("check")
+        if check is not None and check not in _CHECKS:
+            raise ValueError(f"secret rule {table.get('id')}: unknown check {check!r}")
+        return cls(
+            id=table["id"],
+            source=source,
+            keywords=tuple(k.lower() for k in table.get("keywords", ())),
+            entropy=float(table.get("entropy", 0.0)),
+            secret_group=int(table.get("secretGroup", 0)),
+            allowlists=tuple(Allowlist.from_toml(a) for a in table.get("allowlists", ())),
+            check=check,
+            left_context=left_context,
+        )
+
+    def secrets(self, text: str, allowlists: tuple[Allowlist, ...]) -> Iterable[tuple[int, int]]:
+        """Spans of this rule's secrets in ``text``; raises TimeoutError on a runaway search."""
+        for m in self.pattern.finditer(text, timeout=SEARCH_TIMEOUT_S):
+            start, end = self._secret_span(m)
+            if end <= start:
+                continue
+            secret = text[start:end]
+            if self.entropy and shannon_entropy(secret) <= self.entropy:
+                continue
+            if self.check and not _CHECKS[self.check](secret):
+                continue
+            lists = (*allowlists, *self.allowlists)
+            if lists:
+                match_start = m.start()
+                if self.left_context:
+                    match_start -= len(_LEFT_CONTEXT_CHARS.search(text, 0, match_start).group())
+                line_start = text.rfind("\n", 0, m.start()) + 1
+                line_end = text.find("\n", m.end())
+                line = text[line_start:] if line_end == -1 else text[line_start:line_end]
+                if any(a.allows(secret, text[match_start:m.end()], line) for a in lists):
+                    continue
+            yield start, end
+
+    def _secret_span(self, m: regex.Match[str]) -> tuple[int, int]:
+        if m.re.groups:
+            if self.secret_group:
+                return m.span(self.secret_group)
+            for group in range(1, m.re.groups + 1):  # gitleaks: the first non-empty group
+                start, end = m.span(group)
+                if end > start:
+                    return start, end
+        return m.span()
+
+
+class RuleSet:
+    """All rules, indexed by keyword; ``scan`` finds the secrets in one text."""
+
+    def __init__(self, rules: list[SecretRule], allowlists: tuple[Allowlist, ...] = ()) -> None:
+        from mltriage.engine.prefilter import make_prefilter  # lazily: the engine package imports this module
+        from mltriage.library import cache_dir
+
+        self.rules = rules
+        self.allowlists = allowlists
+        self.always = [r for r in rules if not r.keywords]
+        by_keyword: dict[str, list[SecretRule]] = {}
+        for rule in rules:
+            for keyword in rule.keywords:
+                by_keyword.setdefault(keyword, []).append(rule)
+        self._prefilter = make_prefilter(list(by_keyword), cache_dir())
+        self._rules_of = [by_keyword[lit.decode("utf-8")] for lit in self._prefilter.literals]
+
+    def rules_for(self, text: str) -> list[SecretRule]:
+        found = {n for _, n in self._prefilter.matches(text.lower().encode("utf-8", "surrogatepass"))}
+        rules = dict.fromkeys(self.always)
+        for n in found:
+            rules.update(dict.fromkeys(self._rules_of[n]))
+        return list(rules)
+
+    def scan(self, text: str) -> list[tuple[int, int]] | None:
+        """Sorted, merged secret spans; ``None`` when a search timed out (the text must be withheld)."""
+        spans: list[tuple[int, int]] = []
+        try:
+            for rule in self.rules_for(text):
+                spans.extend(rule.secrets(text, self.allowlists))
+        except TimeoutError:
+            return None
+        spans.sort()
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+
+def load_rules(paths: Iterable[Path] | None = None) -> RuleSet:
+    rules: list[SecretRule] = []
+    allowlists: list[Allowlist] = []
+    for path in paths or [RULES_DIR / name for name in RULE_FILES]:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        for key in ("allowlist", "allowlists"):  # gitleaks' global allowlist(s)
+            tables = data.get(key, [])
+            for table in [tables] if isinstance(tables, dict) else tables:
+                allowlists.append(Allowlist.from_toml(table))
+        rules.extend(r for r in map(SecretRule.from_toml, data.get("rules", [])) if r is not None)
+    return RuleSet(rules, tuple(allowlists))
+
+
+@lru_cache(maxsize=1)
+def rule_set() -> RuleSet:
+    return load_rules()
+
+
+def secret_spans(text: str) -> list[tuple[int, int]] | None:
+    """Where ``text`` holds secrets (``None``: the search timed out, treat all of it as secret)."""
+    if len(text) < MIN_TEXT:
+        return []
+    return rule_set().scan(text)
+
+
+def _apply(text: str, spans: list[tuple[int, int]]) -> str:
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(text[pos:start])
+        out.append(MASK)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def mask_secrets(text: str) -> str:
-    """Return ``text`` with every recognised secret replaced by ``****``."""
-    if not text:
+    """``text`` with every recognised secret replaced by ``****``."""
+    if not text or len(text) < MIN_TEXT:
         return text
-    for pattern in _SECRET_PATTERNS:
-        if pattern.groups:
-            text = pattern.sub(lambda m: m.group(1) + MASK, text)
+    spans = secret_spans(text)
+    if spans is None:
+        return WITHHELD
+    return _apply(text, spans) if spans else text
+
+
+def clip(text: str, limit: int) -> str:
+    """``text[:limit]``, but never a part of a secret: a secret the limit would cut is cut away whole.
+    (A token cut short no longer looks like one, so the masker applied later could not see it.)"""
+    if len(text) <= limit:
+        return text
+    spans = secret_spans(text[: limit + 4096])
+    if spans is None:
+        return WITHHELD
+    for start, end in spans:
+        if start < limit < end:
+            return text[:start]
+    return text[:limit]
+
+
+@dataclass
+class _Masker:
+    """Masks the texts of one diagnosis; remembers each secret it found, to mask it wherever else it
+    shows up (a fact captured without the words that made it recognisable, a rendered sentence)."""
+
+    found: set[str] = field(default_factory=set)
+    _seen: dict[str, str] = field(default_factory=dict)
+
+    def text(self, value: str) -> str:
+        if len(value) < MIN_TEXT:
+            return value
+        done = self._seen.get(value)
+        if done is not None:
+            return done
+        spans = secret_spans(value)
+        if spans is None:
+            masked = WITHHELD
         else:
-            text = pattern.sub(MASK, text)
-    return text
+            masked = _apply(value, spans) if spans else value
+            self.found.update(s for a, b in spans if len(s := value[a:b]) >= MIN_KNOWN_SECRET)
+        self._seen[value] = masked
+        return masked
+
+    def lines(self, values: list[str]) -> list[str]:
+        """A list of log lines, masked together too: a PEM block spans lines."""
+        joined = "\n".join(values)
+        if "-----" in joined and len(values) > 1 and joined.count("\n") == len(values) - 1:
+            masked = self.text(joined).split("\n")
+            if len(masked) == len(values):
+                return [self.text(v) for v in masked]
+        return [self.text(v) for v in values]
+
+    def deep(self, value: Any, mask: Any = None) -> Any:
+        mask = mask or self.text
+        if isinstance(value, str):
+            return mask(value)
+        if isinstance(value, dict):
+            return {k: self.deep(v, mask) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.deep(v, mask) for v in value)
+        return value
+
+    @cached_property
+    def _known(self) -> regex.Pattern[str]:
+        secrets = sorted(self.found, key=len, reverse=True)[:4096]
+        return regex.compile("|".join(regex.escape(s) for s in secrets) or "(?!)")
+
+    @cached_property
+    def _pieces(self) -> frozenset[str]:
+        n = MIN_FRAGMENT
+        return frozenset(s[i : i + n] for s in self.found for i in range(len(s) - n + 1))
+
+    def known(self, value: str) -> str:
+        """``value`` with every secret found elsewhere in the diagnosis masked."""
+        if len(value) < MIN_KNOWN_SECRET or not any(s in value for s in self.found):
+            return value
+        return self._known.sub(MASK, value)
+
+    def fragments(self, value: str) -> str:
+        """Also a piece of a known secret: a fact whose pattern's bound cut a token short."""
+        value = self.known(value)
+        n, pieces = MIN_FRAGMENT, self._pieces
+        spans: list[tuple[int, int]] = []
+        for i in range(len(value) - n + 1):
+            if value[i : i + n] in pieces:
+                if spans and i <= spans[-1][1]:
+                    spans[-1] = (spans[-1][0], i + n)
+                else:
+                    spans.append((i, i + n))
+        return _apply(value, spans) if spans else value
+
+
+def mask_diagnosis(diagnosis: Any) -> None:
+    """Mask, in place, every text of a ``Diagnosis`` that came from its inputs.
+
+    Log-derived fields (evidence, facts, notes, launcher entries, Flight Recorder summaries, pasted
+    topology, explanation, warnings, skipped) are searched with the rules. The sentences rendered
+    from our own signatures (title, summary, fix, verify) are not searched, so a fix that says
+    ``export HF_TOKEN=<your token>`` stays whole, but any secret found elsewhere in the diagnosis is
+    masked in them as well: a fact filled into a template is masked there too.
+    """
+    m = _Masker()
+    for f in diagnosis.findings:
+        f.evidence = m.lines(f.evidence)
+        f.facts = m.deep(f.facts)
+        f.notes = m.deep(f.notes)
+        f.host = m.text(f.host) if f.host else f.host
+    for r in diagnosis.ranks:
+        r.why = m.text(r.why)
+    diagnosis.explanation = m.text(diagnosis.explanation)
+    diagnosis.warnings = m.deep(diagnosis.warnings)
+    diagnosis.skipped = m.deep(diagnosis.skipped)
+    diagnosis.launcher = m.deep(diagnosis.launcher)
+    diagnosis.flight_recorder = m.deep(diagnosis.flight_recorder)
+    diagnosis.topology = m.deep(diagnosis.topology)
+    for name in ("unread",):  # fields other parts may add: masked when present
+        if isinstance(getattr(diagnosis, name, None), list):
+            setattr(diagnosis, name, m.deep(getattr(diagnosis, name)))
+    if not m.found:
+        return
+    known = m.known
+    for f in diagnosis.findings:
+        f.title, f.root_cause, f.verify = known(f.title), known(f.root_cause), known(f.verify)
+        f.fix.summary = known(f.fix.summary)
+        f.fix.steps = [known(s) for s in f.fix.steps]
+        f.fix.commands = [known(c) for c in f.fix.commands]
+        f.fix.env = {k: known(v) for k, v in f.fix.env.items()}
+        f.evidence = [known(e) for e in f.evidence]
+        f.facts = m.deep(f.facts, m.fragments)
+        f.notes = [known(n) for n in f.notes]
+    for r in diagnosis.ranks:
+        r.why = known(r.why)
+    diagnosis.explanation = known(diagnosis.explanation)
+    diagnosis.timeline = m.deep(diagnosis.timeline, known)
+    diagnosis.launcher = m.deep(diagnosis.launcher, known)
+    diagnosis.flight_recorder = m.deep(diagnosis.flight_recorder, known)
+    diagnosis.topology = m.deep(diagnosis.topology, known)

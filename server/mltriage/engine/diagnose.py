@@ -13,6 +13,7 @@ from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, load
 from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
+from mltriage.masking import mask_diagnosis
 from mltriage.model import Diagnosis
 from mltriage.engine.reader import InputError, Source, collect_sources, iter_blocks, source_for_path
 from mltriage.engine.run_reasoning import name_the_command, reason_about_run
@@ -117,4 +118,5 @@ def diagnose_streams(
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
     attach_pasted_topology(diagnosis, heads.texts)
     triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen, flight_recorder or [])
+    mask_diagnosis(diagnosis)  # the one place: every output form (text, JSON, SARIF, the editor) is made from it
     return diagnosis

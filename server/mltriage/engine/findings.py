@@ -13,7 +13,6 @@ import re
 from functools import cmp_to_key
 from collections.abc import Iterable
 
-from mltriage.masking import mask_secrets
 from mltriage.model import SEVERITY_ORDER, Finding, Fix
 from mltriage.engine.scanner import Hit, Scanner, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
@@ -96,7 +95,7 @@ def _message_level(message: str) -> str | None:
 def _add_facts(finding: Finding, hit: Hit) -> None:
     """A later line of the same failure may name what the first did not (the second line of a
     state_dict report, a continuation); its facts join, and the summary is filled again with them."""
-    new = {k: mask_secrets(v) for k, v in hit.facts.items() if k not in finding.facts}
+    new = {k: v for k, v in hit.facts.items() if k not in finding.facts}
     if not new or len(finding.facts) >= 64:
         return
     finding.facts.update(new)
@@ -106,7 +105,8 @@ def _add_facts(finding: Finding, hit: Hit) -> None:
 
 
 def render_rule_text(rule: Rule, facts: dict[str, str]) -> tuple[str, str, Fix, str]:
-    """A signature's title, summary, fix and verify with this finding's (masked) facts filled in."""
+    """A signature's title, summary, fix and verify with this finding's facts filled in (mltriage.masking.mask_diagnosis masks
+    a secret in them wherever it shows: the engine hands out no diagnosis unmasked)."""
     steps = [fill_slots(s, facts) for s in rule.fix_steps]
     env = {}
     for name, value in rule.fix_env.items():
@@ -156,8 +156,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         facts.setdefault("cuda_device", str(hit.context.device))  # NCCL's "host:pid:tid [dev]" prefix
     if rank is not None:
         facts.setdefault("rank", str(rank))
-    masked_facts = {k: mask_secrets(v) for k, v in facts.items()}
-    title, root_cause, fix, verify = render_rule_text(rule, masked_facts)
+    title, root_cause, fix, verify = render_rule_text(rule, facts)
     notes = []
     severity, role = rule.severity, rule.role
     if block is not None and block.ignored:
@@ -180,8 +179,8 @@ def _finding_from_hit(hit: Hit) -> Finding:
         line=hit.line,
         column_start=hit.column_start,
         column_end=hit.column_end,
-        evidence=[mask_secrets(e) for e in evidence],
-        facts=masked_facts,
+        evidence=evidence,
+        facts=facts,
         root_cause=root_cause,
         fix=fix,
         verify=verify,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mltriage.masking import clip
 from mltriage.numbers import parse_int
 
 SECTION_TRIGGERS = ("Root Cause (first observed failure):", "Failures:")
@@ -83,7 +84,7 @@ class TorchrunSummary:
                 entry.pid = parse_int(m.group(2))
                 entry.signal = m.group(3)
         elif key == "traceback":
-            entry.traceback = value[:300]
+            entry.traceback = clip(value, 300)
             sig = _SIGNAL_IN_TRACEBACK.search(value)
             if sig and not entry.signal:
                 entry.signal = sig.group(2)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.engine.reader import clean_line
+from mltriage.masking import clip
 
 TAIL_BYTES = 16 * 1024
 TAIL_LINES = 40
@@ -98,15 +99,15 @@ class RunFacts:
     def note(self, name: str, source: str, line: int, text: str) -> None:
         mark = self.marks.get(name)
         if mark is None:
-            self.marks[name] = Mark(1, source, line, text[:400])
+            self.marks[name] = Mark(1, source, line, clip(text, 400))
         else:
             mark.count += 1
         if name in ("gpu_model", "nvlink") and len(self.pcie_models) + len(self.nvlink_models) < 64:
             for m in _NVLINK_GPU.finditer(text):
-                self.nvlink_models.setdefault(m.group(0), Mark(1, source, line, text[:400]))
+                self.nvlink_models.setdefault(m.group(0), Mark(1, source, line, clip(text, 400)))
             if not _NVLINK_GPU.search(text):
                 for m in _PCIE_GPU.finditer(text):
-                    self.pcie_models.setdefault(m.group(0), Mark(1, source, line, text[:400]))
+                    self.pcie_models.setdefault(m.group(0), Mark(1, source, line, clip(text, 400)))
 
     def saturated(self, literal: str) -> bool:
         """Whether the marker ``literal`` has been seen often enough to say nothing new."""
@@ -134,7 +135,7 @@ def note_markers(facts: RunFacts, text: str, source: str, line: int, present: fr
         if m:
             facts.command = Mark(1, source, line, m.group("command").strip())
     if "finished" in names and len(facts.finished) < 100_000:
-        facts.finished.setdefault((source, rank), Mark(1, source, line, text[:400]))
+        facts.finished.setdefault((source, rank), Mark(1, source, line, clip(text, 400)))
 
 
 def read_tail(raw: bytes, last_line: int) -> list[TailLine]:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from mltriage.library import Library, Rule
-from mltriage.masking import mask_secrets
+from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
 from mltriage.engine.findings import render_rule_text
@@ -75,7 +75,7 @@ def name_the_command(findings: list[Finding], run: RunFacts) -> None:
     """Where a fix or verify step says "rerun <command>", put the command this log shows."""
     if run.command is None:
         return
-    command = mask_secrets(run.command.text)
+    command = run.command.text
     slot = "<command>"
     misplaced = _assignments_after_program(command)
     for f in findings:
@@ -101,14 +101,13 @@ def _assignments_after_program(command: str) -> list[str]:
 def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, text: str, evidence: list[str],
                     notes: list[str], rank: int | None) -> Finding:
     """A finding of a derived signature, raised at ``line`` of ``source`` with these facts."""
-    masked = {k: mask_secrets(v) for k, v in facts.items()}
-    title, root_cause, fix, verify = render_rule_text(rule, masked)
+    title, root_cause, fix, verify = render_rule_text(rule, facts)
     return Finding(
         signature=rule.id, title=title, category=rule.category, severity=rule.severity,
         role=rule.role, rank=rank, host=None, source=source, lines=(line, line), line=line,
-        column_start=0, column_end=len(text), evidence=[mask_secrets(e) for e in evidence], facts=masked,
+        column_start=0, column_end=len(text), evidence=list(evidence), facts=dict(facts),
         root_cause=root_cause, fix=fix, verify=verify, confidence=rule.confidence, p2p_related=rule.p2p_related,
-        notes=[mask_secrets(n) for n in notes], kind=rule.kind, ranks=[rank] if rank is not None else [],
+        notes=list(notes), kind=rule.kind, ranks=[rank] if rank is not None else [],
     )
 
 
@@ -172,14 +171,14 @@ def _last_by_rank(run: RunFacts) -> list[str]:
             last[t.rank] = t
         for rank, t in sorted(last.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
             who = f"rank {rank}" if rank is not None else source
-            out.append(f"{who} last printed line {t.line}: {t.message[:160]}")
+            out.append(f"{who} last printed line {t.line}: {clip(t.message, 160)}")
         if len(out) >= 8:
             break
     return out[:8]
 
 
 def _derived(rule: Rule, stall: Stall, run: RunFacts, suspects: list[tuple[str, Mark]]) -> Finding:
-    facts = {"stopped": stall.where, "last_line": stall.last.message[:200]}
+    facts = {"stopped": stall.where, "last_line": clip(stall.last.message, 200)}
     evidence = [m.text for _, m in suspects] + [stall.last.text]
     notes = [f"the log stops {stall.where} and holds no error"]
     notes += [words + f" (line {m.line})" for words, m in suspects]
@@ -211,7 +210,7 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
         return None
     first_peer = min(after, key=lambda f: (f.source != source, f.line))
     facts = {"rank": str(rank), "peer_ranks": ", ".join(str(r) for r in sorted(erring)), "peer_error": first_peer.title}
-    notes = [f"rank {rank} printed that it finished at line {mark.line}: {mark.text[:160]}",
+    notes = [f"rank {rank} printed that it finished at line {mark.line}: {clip(mark.text, 160)}",
              f"ranks {facts['peer_ranks']} then failed waiting for it: {first_peer.title} ({first_peer.source}:{first_peer.line})"]
     evidence = [mark.text, first_peer.evidence[-1] if first_peer.evidence else ""]
     return derived_finding(rule, facts, source, mark.line, mark.text, evidence, notes, rank)
@@ -293,4 +292,4 @@ def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
         if f.generic and f.facts.get("exception_type"):
             f.title = f"Python exception logged and handled: {f.facts['exception_type']} (the run carried on)"
         f.notes.append(f"the process carried on after this traceback and was still making progress at line {last.line} "
-                       f"({last.message[:120]}): it was logged and handled, not what ended the run")
+                       f"({clip(last.message, 120)}): it was logged and handled, not what ended the run")

@@ -33,6 +33,7 @@ from mltriage.engine.tracebacks import (
     TracebackTracker,
 )
 from mltriage.library import Library, Rule, cache_dir
+from mltriage.masking import clip
 from mltriage.numbers import parse_int
 
 # Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
@@ -292,7 +293,7 @@ class Scanner:
             # An unprefixed frame or source line: it can only extend the source's own traceback.
             own = self.open_blocks.get((self.source.name, self.source.rank))
             if own is not None:
-                line = clean_line(raw[:2048])
+                line = clip(clean_line(raw[:6144]), 2048)
                 self.tracebacks.extend(own, line_no, line, line)
             return
         text = self._line_text(block, start, end, start)
@@ -426,7 +427,7 @@ class Scanner:
                 line=line_no,
                 column_start=ctx.offset + start,
                 column_end=ctx.offset + end,
-                text=text[:2048],
+                text=clip(text, 2048),
                 context=ctx,
                 facts=facts,
                 block=block or self.open_blocks.get(stream) or self.tracebacks.continued(stream, ctx.message, line_no),

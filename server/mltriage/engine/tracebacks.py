@@ -10,6 +10,8 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
+from mltriage.masking import clip
+
 StreamKey = tuple[str, int | None]  # (source name, rank): the lines of one process
 
 TRACEBACK_HEADER = "Traceback (most recent call last)"
@@ -110,7 +112,7 @@ class TracebackTracker:
             previous.end = line_no
             self.open[stream] = previous
             return
-        block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=text[:2048])
+        block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=clip(text, 2048))
         marker = self.ignored_at.get(stream)
         block.ignored = marker is not None and 0 < line_no - marker <= 2
         self.blocks.append(block)
@@ -130,7 +132,7 @@ class TracebackTracker:
     def extend(block: TracebackBlock, line_no: int, text: str, message: str) -> None:
         """A frame or source line of an open traceback."""
         block.end = line_no
-        block.tail.append(text[:2048])
+        block.tail.append(clip(text, 2048))
         if 'File "' in message:
             block.note_frame(message)
         if "torch/distributed/" in message:
@@ -141,13 +143,13 @@ class TracebackTracker:
     def close(self, block: TracebackBlock, line_no: int, text: str, message: str) -> bool:
         """The exception line; True when a headerless block thereby became an error report."""
         block.end = line_no
-        block.tail.append(text[:2048])
+        block.tail.append(clip(text, 2048))
         m = _EXCEPTION_LINE.match(message.strip())
         if m:
             block.exception_type = m.group("type")
-            block.exception_message = (m.group("message") or "").strip()[:500]
+            block.exception_message = clip((m.group("message") or "").strip(), 500)
         else:
-            block.exception_message = message.strip()[:500]
+            block.exception_message = clip(message.strip(), 500)
         block.closed = True
         del self.open[block.stream]
         self.last_closed[block.stream] = block
@@ -165,7 +167,7 @@ class TracebackTracker:
             return None
         if _MESSAGE_CONTINUATION.match(message.lstrip()) or (block.tail and block.tail[-1].rstrip().endswith(LAST_ERROR_MARKER)):
             block.end = line_no
-            block.tail.append(message[:2048])
+            block.tail.append(clip(message, 2048))
             return block
         return None
 
