@@ -19,4 +19,4 @@ def main() -> None:
     # (hovers, cancellations) gets its turn sooner.
     sys.setswitchinterval(0.001)
 
-    build_server().start_io()
+    sys.exit(build_server().start_io())

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from mltriage.lsp import engine_calls
 from mltriage.lsp.diagnostics import Diagnostics
+from mltriage.lsp.transport import MltriageProtocol, serve_stdio
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +51,15 @@ class Settings:
 
 class MltriageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("mltriage", VERSION, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "mltriage", VERSION, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=MltriageProtocol
+        )
         self.settings = Settings()
         self.diagnostics = Diagnostics(self)
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:  # type: ignore[override]
+        """Serve over stdio with framing and message checks of our own (`transport`); the exit code."""
+        return serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
     @property
     def utf16(self) -> bool:
