@@ -78,8 +78,11 @@ class RawServer:
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
         return await asyncio.wait_for(self.receive(lambda m: m.get("id") == msg_id and "method" not in m), timeout)
 
-    async def initialize(self, root: Path | None = None) -> dict:
-        answer = await self.request("initialize", {"capabilities": {}, "rootUri": root.as_uri() if root else None})
+    async def initialize(self, root: Path | None = None, options: dict | None = None) -> dict:
+        params = {"capabilities": {}, "rootUri": root.as_uri() if root else None}
+        if options is not None:
+            params["initializationOptions"] = options
+        answer = await self.request("initialize", params)
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         return answer
 

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
+import pytest
+import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from helpers import open_document, wait_for_diagnostics
+from conftest import config, server_env, start
+from helpers import RawServer, open_document, wait_for_diagnostics
 
 FIX_LOG = "torchrun_collective_mismatch.log"  # rank 1 all_reduces another shape; the fix sets TORCH_DISTRIBUTED_DEBUG
 
@@ -122,3 +128,67 @@ async def test_insert_exports_command_applies_through_the_client(client: Languag
     (edit,) = client.applied_edits
     new_text = edit.document_changes[0].edits[0].new_text
     assert "export NCCL_P2P_DISABLE=1\n" in new_text
+
+
+async def test_hostile_workspace_scripts_neither_hang_nor_exhaust_the_server(client: LanguageClient, workspace: Path):
+    # issue 13: a train.sh symlinked to /dev/zero drove the server to 2.7 GB; a FIFO run.sh hung it
+    (workspace / "train.sh").symlink_to("/dev/zero")
+    os.mkfifo(workspace / "run.sh")
+    (workspace / "scripts" / "tty.sh").symlink_to("/dev/tty")
+    started = time.monotonic()
+    uri, diagnostic = await root_cause_with_env(client, workspace)
+    actions = await code_actions(client, uri, diagnostic)
+    scripts = {Path(a.data["script"]).name for a in actions if isinstance(a, types.CodeAction) and a.data and "script" in a.data}
+    assert scripts == {"train.slurm", "launch.sh"}
+    listed = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="mltriage.launchScripts", arguments=[]))
+    assert {Path(s["path"]).name for s in listed} == {"train.slurm", "launch.sh"}
+    assert time.monotonic() - started < 20
+    with pytest.raises(JsonRpcInvalidParams, match="not a readable regular file"):
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="mltriage.insertExports",
+            arguments=[{"script": (workspace / "train.sh").as_uri(), "env": {"NCCL_P2P_DISABLE": "1"}}]))
+
+
+@pytest_lsp.fixture(config=config())
+async def untrusted(lsp_client: LanguageClient, workspace: Path):
+    await start(lsp_client, workspace, trusted=False)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_untrusted_workspace_reads_no_file_beyond_the_open_documents(untrusted: LanguageClient, workspace: Path):
+    launch = workspace / "scripts" / "launch.sh"
+    launch_uri = open_document(untrusted, launch, language_id="shellscript")
+    uri, diagnostic = await root_cause_with_env(untrusted, workspace)
+    actions = await code_actions(untrusted, uri, diagnostic)
+    scripts = [a.data["script"] for a in actions if isinstance(a, types.CodeAction) and a.data and "script" in a.data]
+    assert scripts == [launch_uri]  # train.slurm is on disk but not open: not read, not offered
+    with pytest.raises(JsonRpcInvalidParams, match="not trusted"):
+        await untrusted.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="mltriage.scriptEdit",
+            arguments=[{"script": (workspace / "train.slurm").as_uri(), "env": {"NCCL_P2P_DISABLE": "1"}}]))
+
+
+async def test_fix_is_applied_by_the_client_which_shows_it_unsaved(workspace: Path):
+    # raw JSON-RPC: the client library would read a CodeAction that carries a command as a Command
+    server = await RawServer.start(*config().server_command, env=server_env())
+    try:
+        await server.initialize(workspace, {"revealEdits": True, "debounceMs": 50})
+        log = workspace / "logs" / FIX_LOG
+        diagnostics = await server.diagnostics_for(log)
+        root = next(d for d in diagnostics if d["data"]["role"] == "root-cause" and d["data"]["env"])
+        actions = (await server.request("textDocument/codeAction", {
+            "textDocument": {"uri": log.as_uri()}, "range": root["range"], "context": {"diagnostics": [root]}}))["result"]
+        slurm = next(a for a in actions if a.get("data", {}).get("script", "").endswith("train.slurm"))
+        # no edit for the editor to apply (and auto-save): a client command that opens and reveals it
+        assert "edit" not in slurm or slurm["edit"] is None
+        assert slurm["command"]["command"] == "mltriage.applyExports"
+        (fix,) = slurm["command"]["arguments"]
+        answer = (await server.request("workspace/executeCommand", {"command": "mltriage.scriptEdit", "arguments": [fix]}))["result"]
+        lines = (workspace / "train.slurm").read_text().split("\n")
+        assert answer["line"] == lines.index("# Fine-tune on two nodes.") + 1
+        assert answer["text"].splitlines()[1] == "export TORCH_DISTRIBUTED_DEBUG=DETAIL"
+        assert answer["version"] is None
+        assert "TORCH_DISTRIBUTED_DEBUG" not in "\n".join(lines)  # nothing written
+    finally:
+        await server.stop()

@@ -48,8 +48,13 @@ async def test_diagnose_selection_publishes_on_a_non_log_document(client: Langua
     diagnostics = await wait_for_diagnostics(client, uri)
     assert diagnostics
     assert all(first <= d.range.start.line <= last for d in diagnostics)
-    # each finding lands on its own line of the document: selection line + startLine
-    assert sorted(d.range.start.line for d in diagnostics) == sorted(f["line"] - 1 + first for f in result["findings"])
+    # every line number the answer cites is a line of the document, not of the selection
+    assert sorted(d.range.start.line for d in diagnostics) == sorted(f["line"] - 1 for f in result["findings"])
+    root = result["view"]["root"]
+    assert root["line"] == first + 1, root  # the traceback starts on the selection's first line
+    assert f"line {first + 1}" in root["where"]
+    assert f"notes.txt:{first + 1}" in result["explanation"], result["explanation"]
+    assert all(first < r["first_line"] <= last + 1 for r in result["ranks"] if r["first_line"])
 
 
 async def test_diagnose_whole_document_opts_it_in(client: LanguageClient, workspace: Path):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -22,7 +25,6 @@ async def test_hover_on_flagged_line_shows_entry(client: LanguageClient, workspa
     assert hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value
     assert f"`{target.code}`" in text
-    # the entry itself: its title and a fix section come from the signature file
     assert target.data["title"] in text
     assert "fix" in text.lower()
     assert hover.range == target.range
@@ -47,3 +49,44 @@ async def test_hover_on_unknown_document_is_empty(client: LanguageClient, worksp
         )
     )
     assert hover is None
+
+
+async def test_hover_first_screen_is_what_happened_the_fix_and_verify(client: LanguageClient, workspace: Path):
+    log = workspace / "logs" / "torchrun_collective_mismatch.log"
+    uri = open_document(client, log)
+    diagnostics = await wait_for_diagnostics(client, uri)
+    root = next(d for d in diagnostics if d.data["role"] == "root-cause" and d.data["env"])
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=root.range.start)
+    )
+    text = hover.contents.value
+    assert len(text) < 2500, len(text)  # a first screen, not the 6 KB entry
+    # the exports in a code block, one line each, then how to verify
+    exports = [f"export {k}={v}" for k, v in root.data["env"].items()]
+    assert "```sh\n" + "\n".join(exports) + "\n```" in text
+    assert text.index("```sh\nexport") < text.index("**Verify:**")
+    # no sentence said twice
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if len(s.strip()) > 20]
+    assert len(sentences) == len(set(sentences)), sentences
+    # the full entry one click away: a command link to the entry document
+    link = re.search(r"\[Open the full entry\]\(command:mltriage\.showEntry\?([^)]+)\)", text)
+    assert link
+    (target,) = json.loads(unquote(link.group(1)))
+    assert target == root.code_description.href
+
+
+async def test_vllm_p2p_batch_test_reads_as_gpu_pairs_and_the_childs_error_is_flagged(client: LanguageClient, workspace: Path):
+    log = workspace / "logs" / "vllm_p2p_batch_test.log"
+    uri = open_document(client, log)
+    diagnostics = await wait_for_diagnostics(client, uri)
+    batch = next(d for d in diagnostics if d.code == "vllm-p2p-access-test-crashed")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=batch.range.start)
+    )
+    assert "0→0, 0→1, 1→0, 1→1" in hover.contents.value
+    assert "0→0, 0→1, 1→0, 1→1" in batch.message
+    # the test child's own error, printed under it, has its own diagnostic on its own line
+    child = line_of(log, "CUDART error: initialization error")
+    flagged = [d for d in diagnostics if d.range.start.line == child]
+    assert flagged, [(d.code, d.range.start.line) for d in diagnostics]
+    assert flagged[0].code == "cuda-initialization-error"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from mltriage.lsp.launch_scripts import export_lines, find_launch_scripts, insertion_line, missing_exports
@@ -36,3 +38,21 @@ def test_find_launch_scripts(tmp_path: Path):
     (tmp_path / "eval.sh").write_text("python3 eval.py\n")
     found = [c.path.name for c in find_launch_scripts([tmp_path])]
     assert found == ["job.sbatch", "eval.sh"]
+
+
+def test_read_script_reads_only_bounded_regular_files(tmp_path: Path):
+    from mltriage.lsp.launch_scripts import MAX_SCRIPT_BYTES, read_script
+
+    real = tmp_path / "real.sh"
+    real.write_text("torchrun train.py\n")
+    (tmp_path / "link.sh").symlink_to(real)  # a symlink to a script is a script
+    (tmp_path / "zero.sh").symlink_to("/dev/zero")  # endless
+    os.mkfifo(tmp_path / "fifo.sh")  # blocks on open and on read
+    (tmp_path / "big.sh").write_bytes(b"#" * (MAX_SCRIPT_BYTES + 1))
+    (tmp_path / "dir.sh").mkdir()
+    assert read_script(real) == read_script(tmp_path / "link.sh") == "torchrun train.py\n"
+    started = time.monotonic()
+    for name in ("zero.sh", "fifo.sh", "big.sh", "dir.sh", "missing.sh"):
+        assert read_script(tmp_path / name) is None, name
+    assert time.monotonic() - started < 1.0
+    assert sorted(c.path.name for c in find_launch_scripts([tmp_path])) == ["link.sh", "real.sh"]

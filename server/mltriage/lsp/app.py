@@ -32,6 +32,7 @@ class Settings:
     progress_lines: int = 20_000  # at or above this many lines a diagnosis shows a progress bar
     progress_bytes: int = 2_000_000
     trusted: bool = True  # Workspace Trust: the probe runs code, so untrusted workspaces get none
+    reveal_edits: bool = False  # the client applies script fixes itself (opens, inserts unsaved, reveals)
 
     @classmethod
     def from_options(cls, options: Any) -> Settings:
@@ -46,6 +47,8 @@ class Settings:
             settings.progress_bytes = max(1, options["progressBytes"])
         if isinstance(options.get("trusted"), bool):
             settings.trusted = options["trusted"]
+        if isinstance(options.get("revealEdits"), bool):
+            settings.reveal_edits = options["revealEdits"]
         return settings
 
 

@@ -15,8 +15,18 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from mltriage.lsp.convert import SOURCE
-from mltriage.lsp.launch_scripts import Candidate, find_launch_scripts, insertion_line, insertion_text, missing_exports
+from mltriage.lsp.convert import SOURCE, entry_uri
+from mltriage.lsp.launch_scripts import (
+    MAX_SCRIPT_BYTES,
+    SCRIPT_SUFFIXES,
+    Candidate,
+    find_launch_scripts,
+    insertion_line,
+    insertion_text,
+    launches_something,
+    missing_exports,
+    read_script,
+)
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -26,6 +36,7 @@ COPY_COMMAND = "mltriage.copyExports"
 ENTRY_COMMAND = "mltriage.showEntry"
 PROBE_COMMAND = "mltriage.runP2PProbe"
 PICK_COMMAND = "mltriage.pickLaunchScript"
+APPLY_COMMAND = "mltriage.applyExports"
 MAX_SCRIPT_ACTIONS = 3
 _SCAN_TTL_S = 5.0
 
@@ -35,6 +46,13 @@ class ScriptScanner:
 
     def __init__(self) -> None:
         self._cache: tuple[float, tuple[str, ...], list[Candidate]] | None = None
+
+    def candidates(self, ls: MltriageServer) -> list[Candidate]:
+        """Launch scripts to offer: the workspace's, or in an untrusted workspace only the scripts
+        open in the editor (nothing else of that workspace is read)."""
+        if not ls.settings.trusted:
+            return open_launch_scripts(ls)
+        return self.scan(workspace_roots(ls))
 
     def scan(self, roots: list[Path]) -> list[Candidate]:
         key = tuple(map(str, roots))
@@ -57,17 +75,36 @@ def workspace_roots(ls: MltriageServer) -> list[Path]:
     return roots
 
 
+def open_launch_scripts(ls: MltriageServer) -> list[Candidate]:
+    found = []
+    for uri, document in list(ls.workspace.text_documents.items()):
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path and path.endswith(SCRIPT_SUFFIXES):
+            launches, strong = launches_something(document.source)
+            if launches:
+                found.append(Candidate(Path(path), strong, 0.0))
+    found.sort(key=lambda c: (not c.strong, str(c.path)))
+    return found
+
+
 def script_text_and_version(ls: MltriageServer, uri: str) -> tuple[str, int | None]:
-    """The script as the editor has it when open (with its version), else as it is on disk."""
+    """The script as the editor has it when open (with its version), else as it is on disk (a
+    regular file of bounded size only; never in an untrusted workspace). OSError when unreadable."""
     document = ls.workspace.text_documents.get(uri)
     if document is not None:
         return document.source, document.version
-    path = to_fs_path(uri)
-    return Path(path).read_text(encoding="utf-8", errors="replace"), None
+    if not ls.settings.trusted:
+        raise PermissionError(f"{uri} is not open, and this workspace is not trusted: open it in the editor first")
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    text = read_script(path) if path else None
+    if text is None:
+        raise OSError(f"{uri} is not a readable regular file of at most {MAX_SCRIPT_BYTES // 1024} KiB")
+    return text, None
 
 
-def exports_edit(ls: MltriageServer, script_uri: str, env: dict[str, str], signature: str, title: str) -> types.WorkspaceEdit | None:
-    """A versioned edit inserting the missing exports, or None when the script has them all."""
+def exports_insertion(ls: MltriageServer, script_uri: str, env: dict[str, str], signature: str, title: str) -> tuple[types.Position, str, int | None] | None:
+    """Where the missing exports go and their text (with the script version it was computed
+    for), or None when the script has them all."""
     text, version = script_text_and_version(ls, script_uri)
     missing = missing_exports(text, env)
     if not missing:
@@ -83,7 +120,15 @@ def exports_edit(ls: MltriageServer, script_uri: str, env: dict[str, str], signa
         row, column = len(lines) - 1, len(lines[-1])
     else:
         column = 0
-    position = types.Position(line=row, character=column)
+    return types.Position(line=row, character=column), new_text, version
+
+
+def exports_edit(ls: MltriageServer, script_uri: str, env: dict[str, str], signature: str, title: str) -> types.WorkspaceEdit | None:
+    """A versioned edit inserting the missing exports, or None when the script has them all."""
+    insertion = exports_insertion(ls, script_uri, env, signature, title)
+    if insertion is None:
+        return None
+    position, new_text, version = insertion
     return types.WorkspaceEdit(
         document_changes=[
             types.TextDocumentEdit(
@@ -123,7 +168,7 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
     if env:
         roots = workspace_roots(ls)
         preferred = True
-        for candidate in ls.script_scanner.scan(roots)[:MAX_SCRIPT_ACTIONS]:
+        for candidate in ls.script_scanner.candidates(ls)[:MAX_SCRIPT_ACTIONS]:
             uri = from_fs_path(str(candidate.path))
             try:
                 text, _ = script_text_and_version(ls, uri)
@@ -133,14 +178,19 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
             if not missing:
                 continue
             names = ", ".join(missing)
+            fix = {"script": uri, "env": env, "signature": signature, "title": title}
             action = types.CodeAction(
                 title=f"mltriage: add `export {names}` to {_relative(candidate.path, roots)}",
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
                 is_preferred=preferred,
-                data={"script": uri, "env": env, "signature": signature, "title": title},
+                data=fix,
             )
-            if not resolve_later:
+            if ls.settings.reveal_edits:
+                # the client opens the script, inserts the lines unsaved and shows them (an edit
+                # applied by the editor itself would be saved by "files.refactoring.autoSave")
+                action.command = types.Command(title="Add exports", command=APPLY_COMMAND, arguments=[fix])
+            elif not resolve_later:
                 action.edit = exports_edit(ls, uri, env, signature, title)
             actions.append(action)
             preferred = False
@@ -165,7 +215,7 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
             title=f"mltriage: open the entry for {signature}",
             kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic],
-            command=types.Command(title="Show entry", command=ENTRY_COMMAND, arguments=[signature, facts]),
+            command=types.Command(title="Show entry", command=ENTRY_COMMAND, arguments=[entry_uri(signature, facts)]),
         )
     )
     if data.get("p2p") and ls.settings.trusted:
@@ -209,6 +259,6 @@ def register(server: MltriageServer) -> None:
     @server.feature(types.CODE_ACTION_RESOLVE)
     def resolve(ls: MltriageServer, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
-        if action.edit is None and "script" in data:
+        if action.edit is None and action.command is None and "script" in data:
             action.edit = exports_edit(ls, data["script"], data["env"], data["signature"], data["title"])
         return action

@@ -7,6 +7,7 @@ answers a bad call with a JSON-RPC "invalid params" error that says what was exp
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +16,11 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
 from mltriage.lsp import engine_calls
-from mltriage.lsp.code_actions import exports_edit, workspace_roots
+from mltriage.lsp.code_actions import exports_edit, exports_insertion
 from mltriage.lsp.diagnostics import uri_to_source
-from mltriage.lsp.launch_scripts import find_launch_scripts
+from mltriage.lsp.pictures import probe_matrix_svg
 from mltriage.lsp.text import editor_lines
+from mltriage.lsp.view import view_payload
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -30,6 +32,8 @@ RUN_PROBE = "mltriage.runProbe"
 EXPLAIN = "mltriage.explain"
 INSERT_EXPORTS = "mltriage.insertExports"
 LAUNCH_SCRIPTS = "mltriage.launchScripts"
+PROBE_VIEW = "mltriage.probeView"
+SCRIPT_EDIT = "mltriage.scriptEdit"
 MAX_TEXT_CHARS = 200_000_000
 
 
@@ -67,10 +71,21 @@ async def diagnose_text(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, 
     if not isinstance(start_line, int) or start_line < 0:
         raise _invalid(f"{DIAGNOSE_TEXT}: 'startLine' must be a non-negative integer")
     source = str(options.get("source") or (uri_to_source(uri) if uri else "<selection>"))
-    diagnosis = await asyncio.get_running_loop().run_in_executor(engine_calls.ENGINE_POOL, engine_calls.diagnose, text, source)
+    # a selection's findings cite the document's lines (startLine is 0-based, lines 1-based)
+    first_line = start_line + 1 if uri else 1
+    diagnosis = await asyncio.get_running_loop().run_in_executor(
+        engine_calls.ENGINE_POOL, engine_calls.diagnose, text, source, first_line
+    )
     if uri and not ls.diagnostics.wants(uri):
         ls.diagnostics.publish_selection(uri, diagnosis, editor_lines(text), start_line)
-    return diagnosis.to_json()
+    return with_view(diagnosis, text)
+
+
+def with_view(diagnosis: Any, text: str | None = None) -> dict[str, Any]:
+    """The diagnosis JSON (schema v1) plus ``view``: what the editor shows of it (lsp/view.py)."""
+    answer = diagnosis.to_json()
+    answer["view"] = view_payload(diagnosis, text)
+    return answer
 
 
 async def _diagnose_document(ls: MltriageServer, uri: str) -> dict[str, Any]:
@@ -81,7 +96,7 @@ async def _diagnose_document(ls: MltriageServer, uri: str) -> dict[str, Any]:
     result = ls.diagnostics.results.get(uri)
     if result is None:
         raise _invalid(f"{DIAGNOSE_TEXT}: {uri} could not be diagnosed (see the server log)")
-    return result.diagnosis.to_json()
+    return with_view(result.diagnosis)
 
 
 async def run_probe(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
@@ -96,7 +111,7 @@ async def run_probe(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]
 
     def call() -> dict[str, Any]:
         report = probe(**options) if options else probe()
-        return report.to_json()
+        return with_matrix(report.to_json())
 
     try:
         return await asyncio.get_running_loop().run_in_executor(None, call)
@@ -105,6 +120,26 @@ async def run_probe(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]
     except Exception as exc:  # no GPU, no driver, NVML missing: say so in words
         log.warning("probe failed: %s", exc)
         return {"status": "error", "error": f"The P2P probe could not run: {exc}"}
+
+
+def with_matrix(report: dict[str, Any]) -> dict[str, Any]:
+    report["view"] = {"matrix": probe_matrix_svg(report)}
+    return report
+
+
+def probe_view(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """A saved probe report (``mltriage probe --json``, from a GPU node) as the view shows it."""
+    options = _first_dict(args, PROBE_VIEW, '{"text": the report JSON}')
+    text = options.get("text")
+    if not isinstance(text, str) or len(text) > 16_000_000:
+        raise _invalid(f"{PROBE_VIEW}: 'text' must be the report's JSON (at most 16 MB)")
+    from mltriage.probe.model import ProbeReport
+
+    try:
+        report = ProbeReport.from_json(json.loads(text)).to_json()
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _invalid(f"{PROBE_VIEW}: not a probe report: {exc}") from None
+    return with_matrix(report)
 
 
 async def explain(ls: MltriageServer, args: tuple[Any, ...]) -> str:
@@ -138,10 +173,28 @@ async def insert_exports(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str,
     return {"applied": bool(result.applied), "reason": result.failure_reason}
 
 
+def script_edit(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Where a fix's exports go in a script and their text, for the client to insert (unsaved, shown):
+    ``{"uri", "version", "line", "character", "text"}``, or ``{"reason"}`` when there is nothing to add."""
+    options = _first_dict(args, SCRIPT_EDIT, '{"script": uri, "env": {NAME: value}, "signature"?: str, "title"?: str}')
+    script, env = options.get("script"), options.get("env")
+    if not isinstance(script, str) or not isinstance(env, dict) or not env:
+        raise _invalid(f"{SCRIPT_EDIT}: 'script' must be a URI and 'env' a non-empty object")
+    signature = str(options.get("signature") or "fix")
+    try:
+        insertion = exports_insertion(ls, script, {str(k): str(v) for k, v in env.items()}, signature, str(options.get("title") or signature))
+    except OSError as exc:
+        raise _invalid(f"{SCRIPT_EDIT}: cannot read {script}: {exc.strerror or exc}") from None
+    if insertion is None:
+        return {"reason": "The script already exports these values."}
+    position, text, version = insertion
+    return {"uri": script, "version": version, "line": position.line, "character": position.character, "text": text}
+
+
 def launch_scripts(ls: MltriageServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:
     return [
         {"uri": from_fs_path(str(c.path)), "path": str(c.path), "distributed": c.strong}
-        for c in find_launch_scripts(workspace_roots(ls))
+        for c in ls.script_scanner.candidates(ls)
     ]
 
 
@@ -162,6 +215,14 @@ def register(server: MltriageServer) -> None:
     @server.command(INSERT_EXPORTS)
     async def _insert_exports(ls, *args):
         return await insert_exports(ls, args)
+
+    @server.command(SCRIPT_EDIT)
+    def _script_edit(ls, *args):
+        return script_edit(ls, args)
+
+    @server.command(PROBE_VIEW)
+    def _probe_view(ls, *args):
+        return probe_view(ls, args)
 
     @server.command(LAUNCH_SCRIPTS)
     def _launch_scripts(ls, *args):

@@ -36,9 +36,13 @@ def severity_for(finding: Any) -> types.DiagnosticSeverity:
 
 
 def finding_range(finding: Any, lines: list[str], line_offset: int = 0, utf16: bool = True) -> types.Range:
-    """The match on the firing line, in client units; the whole line when columns are missing."""
+    """The match on the firing line, in client units; the whole line when columns are missing.
+
+    ``finding.line`` is a line of the document; ``lines`` are the diagnosed text's, the first of them
+    the document's row ``line_offset`` (a selection)."""
     row = max(0, finding.line - 1)
-    text = lines[row] if row < len(lines) else ""
+    index = row - line_offset
+    text = lines[index] if 0 <= index < len(lines) else ""
     start = getattr(finding, "column_start", None)
     end = getattr(finding, "column_end", None)
     if start is None or end is None or end <= start:
@@ -47,8 +51,8 @@ def finding_range(finding: Any, lines: list[str], line_offset: int = 0, utf16: b
     if utf16:
         start, end = utf16_column(text, start), utf16_column(text, end)
     return types.Range(
-        start=types.Position(line=row + line_offset, character=start),
-        end=types.Position(line=row + line_offset, character=end),
+        start=types.Position(line=row, character=start),
+        end=types.Position(line=row, character=end),
     )
 
 

@@ -22,12 +22,13 @@ def warm_up() -> None:
     load_library()
 
 
-def diagnose(text: str, source: str) -> Any:
-    """Diagnose editor text (``source``: its path, which names the rank/host as in a log directory)."""
+def diagnose(text: str, source: str, first_line: int = 1) -> Any:
+    """Diagnose editor text (``source``: its path, which names the rank/host as in a log directory;
+    ``first_line``: the document line the text starts at, for a selection)."""
     from mltriage.engine import diagnose_text
     from mltriage.engine.attach import attach_cached_probe
 
-    diagnosis = diagnose_text(normalise(text), source)
+    diagnosis = diagnose_text(normalise(text), source, first_line=first_line)
     attach_cached_probe(diagnosis)  # the user's last `Run P2P Probe`, never a new GPU run
     return diagnosis
 

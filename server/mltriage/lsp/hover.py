@@ -1,12 +1,17 @@
-"""Hover on a matched line: the encyclopedia entry with this line's facts filled in."""
+"""Hover on a matched line: what happened there, the fix and how to verify it; the entry one click away."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from lsprotocol import types
 
-from mltriage.lsp import engine_calls
+from mltriage.lsp.convert import entry_uri
+
+# the extension's command that opens an entry URI (the hover's link runs it; the client trusts only it)
+ENTRY_COMMAND = "command:mltriage.showEntry"
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -18,22 +23,49 @@ def findings_at(result: Result, line: int) -> list[tuple[Any, Any]]:
     evidence block (e.g. a traceback) that contains the line."""
     exact, inside = [], []
     for finding, diagnostic in zip(result.diagnosis.findings, result.diagnostics, strict=True):
-        first, last = (n - 1 + result.line_offset for n in finding.lines)
-        if finding.line - 1 + result.line_offset == line:
+        first, last = (n - 1 for n in finding.lines)  # the engine counts the document's lines
+        if finding.line - 1 == line:
             exact.append((finding, diagnostic))
         elif first <= line <= last:
             inside.append((finding, diagnostic))
     return exact or inside
 
 
-def _header(finding: Any) -> str:
-    bits = [f"`{finding.signature}`", finding.role.replace("-", " ")]
+MAX_FACT_CHARS = 120
+
+
+def _facts_line(finding: Any) -> str:
+    shown = [(k, v if len(v) <= MAX_FACT_CHARS else v[:MAX_FACT_CHARS] + "…") for k, v in sorted(finding.facts.items()) if v]
+    return "This line: " + ", ".join(f"{k} = `{v}`" for k, v in shown[:6]) if shown else ""
+
+
+def hover_markdown(finding: Any, diagnosis: Any) -> str:
+    """The first screen: what happened on this line, the fix (exports one per line), how to verify;
+    the full entry one click away."""
+    head = [f"**mltriage** · {finding.title}", f"`{finding.signature}`"]
     if finding.rank is not None:
-        bits.append(f"rank {finding.rank}")
-    if finding.host:
-        bits.append(f"host `{finding.host}`")
-    bits.append(f"confidence {finding.confidence:.0%}")
-    return "*mltriage* · " + " · ".join(bits)
+        head.append(f"rank {finding.rank}")
+    out = [" · ".join(head), ""]
+    if finding.role == "collateral":
+        first = diagnosis.initiating_rank
+        out += [f"*A consequence* of the failure that started {f'on rank {first}' if first is not None else 'elsewhere'}.", ""]
+    out += [finding.root_cause, ""]
+    out += [f"- {note}" for note in finding.notes]
+    if finding.notes:
+        out.append("")
+    facts = _facts_line(finding)
+    if facts:
+        out += [facts, ""]
+    fix = finding.fix
+    if fix.summary:
+        out += [f"**Fix:** {fix.summary}", ""]
+    if fix.env:
+        out += ["```sh", *fix.exports(), "```", ""]
+    if finding.verify:
+        out += ["**Verify:**", "", "```sh", finding.verify, "```", ""]
+    link = ENTRY_COMMAND + "?" + quote(json.dumps([entry_uri(finding.signature, finding.facts)]))
+    out.append(f"[Open the full entry]({link})")
+    return "\n".join(out)
 
 
 def register(server: MltriageServer) -> None:
@@ -46,10 +78,7 @@ def register(server: MltriageServer) -> None:
         if not pairs:
             return None
         finding, diagnostic = pairs[0]
-        # rendered on the loop (a few ms, cached): a hop to a worker thread would queue behind the
-        # engine for the GIL while a large log is being diagnosed
-        markdown = engine_calls.explain_cached(finding.signature, tuple(sorted(finding.facts.items())))
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{_header(finding)}\n\n{markdown}"),
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(finding, result.diagnosis)),
             range=diagnostic.range,
         )

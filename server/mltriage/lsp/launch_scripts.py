@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ _LAUNCHERS = re.compile(r"\b(torchrun|srun|deepspeed|vllm|mpirun|accelerate\s+la
 _STRONG = re.compile(r"\b(torchrun|srun|deepspeed|vllm|mpirun|accelerate\s+launch)\b")
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox", "site-packages"})
 _MAX_FILES = 5000
-_MAX_BYTES = 256 * 1024
+MAX_SCRIPT_BYTES = 256 * 1024  # a launch script is a page of shell, not a data file
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,42 @@ class Candidate:
     path: Path
     strong: bool  # mentions a distributed launcher, not just python
     mtime: float
+
+
+def read_script(path: Path | str, limit: int = MAX_SCRIPT_BYTES) -> str | None:
+    """The text of a regular file of at most ``limit`` bytes, else None.
+
+    A workspace can hold anything under a script's name: a symlink to ``/dev/zero`` (endless), a
+    FIFO (blocks on open and on read), a device. The file is opened without blocking, checked on
+    the open descriptor (no race with a rename) and read with a bound."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # grew while we read it
+            return None
+        return b"".join(chunks).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def launches_something(text: str) -> tuple[bool, bool]:
+    """(launches anything, launches a distributed job), comments ignored."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    return bool(_LAUNCHERS.search(code)), bool(_STRONG.search(code))
 
 
 def find_launch_scripts(roots: list[Path], limit: int = 20) -> list[Candidate]:
@@ -42,16 +79,16 @@ def find_launch_scripts(roots: list[Path], limit: int = 20) -> list[Candidate]:
                 if not name.endswith(SCRIPT_SUFFIXES):
                     continue
                 path = Path(directory, name)
+                text = read_script(path)
+                if text is None:
+                    continue
                 try:
-                    if path.stat().st_size > _MAX_BYTES:
-                        continue
-                    text = path.read_text(encoding="utf-8", errors="replace")
                     mtime = path.stat().st_mtime
                 except OSError:
                     continue
-                code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-                if _LAUNCHERS.search(code):
-                    found.append(Candidate(path, bool(_STRONG.search(code)), mtime))
+                launches, strong = launches_something(text)
+                if launches:
+                    found.append(Candidate(path, strong, mtime))
     found.sort(key=lambda c: (not c.strong, -c.mtime, str(c.path)))
     return found[:limit]
 

@@ -1,0 +1,118 @@
+"""The view payload: what the editor shows of a diagnosis, built by the server (lsp/view.py,
+lsp/pictures.py) and returned by `mltriage.diagnoseText` as ``view``; the extension only places it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from mltriage.model import export_line
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def execute(client: LanguageClient, command: str, *arguments):
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=list(arguments)))
+
+
+async def test_root_cause_is_the_engines_and_the_fix_is_the_servers(client: LanguageClient, workspace: Path):
+    text = (workspace / "logs" / "torchrun_collective_mismatch.log").read_text()
+    result = await execute(client, "mltriage.diagnoseText", {"text": text, "source": "<terminal>"})
+    view = result["view"]
+    root = view["root"]
+    # the one answer: triage's root_cause_index, not a choice made here
+    assert root["index"] == result["root_cause_index"]
+    finding = result["findings"][result["root_cause_index"]]
+    assert root["signature"] == finding["signature"]
+    assert view["headline"].startswith(finding["title"])
+    assert f"rank {result['initiating_rank']} failed first" in view["headline"]
+    # exports exactly as every other output writes them
+    assert root["exports"] == "\n".join(export_line(k, v) for k, v in finding["fix"]["env"].items())
+    assert root["entry"].startswith(f"mltriage-entry:/{finding['signature']}.md")
+    # the root cause is not listed again among the others
+    assert root["index"] not in [i["index"] for i in view["collateral"] + view["context"]]
+    assert view["notice"].startswith(view["headline"])
+
+
+async def test_markdown_is_rendered_and_html_in_the_log_is_escaped(client: LanguageClient, workspace: Path):
+    log = (workspace / "logs" / "torchrun_python_exception.log").read_text()
+    # a log line can carry markup: it must reach the view as text, never as elements
+    hostile = log.replace("IndexError: ", "IndexError: <img src=x onerror=alert(1)> ", 1)
+    assert hostile != log
+    view = (await execute(client, "mltriage.diagnoseText", hostile))["view"]
+    root = view["root"]
+    # the *_html fields are inserted as HTML; every other field is text the view escapes
+    html = json.dumps({k: v for k, v in root.items() if k.endswith("_html")})
+    assert "&lt;img" in html
+    assert "<img" not in html
+    # the fix steps' Markdown: code spans become <code>, not raw backticks
+    steps = " ".join(view["root"]["steps_html"])
+    assert "<code>" in steps and "`" not in steps, steps
+
+
+async def test_timeline_marks_the_initiator_once_and_every_rank(client: LanguageClient, workspace: Path):
+    logs = workspace / "logs"
+    scenario = json.loads((logs / "torchrun_python_exception.scenario.json").read_text())
+    result = await execute(client, "mltriage.diagnoseText", (logs / "torchrun_python_exception.log").read_text())
+    svg = result["view"]["pictures"]["timeline"]
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    ranks = sorted(r["rank"] for r in result["ranks"])
+    assert len(ranks) >= 2
+    assert re.findall(r">rank (\d+)</text>", svg) == [str(r) for r in ranks]
+    initiators = re.findall(r'class="mark initiator"[^>]*><title>rank (\d+):', svg)
+    assert initiators == [str(scenario["initiating_rank"])]
+    assert svg.count('class="mark collateral"') >= 2  # the collateral ranks (plus the legend)
+    # themed by class only: no colour, no inline style, no external reference
+    assert not re.search(r"fill=|stroke=|style=|href=|https?:", svg.replace('xmlns="http://www.w3.org/2000/svg"', ""))
+
+
+async def test_probe_report_matrix_shows_verdicts_and_bandwidth(client: LanguageClient):
+    # a real report from a 2×H200 node (bench/probe/RESULTS.md)
+    report = (REPO / "bench" / "probe" / "h200x2-final.json").read_text()
+    answer = await execute(client, "mltriage.probeView", {"text": report})
+    svg = answer["view"]["matrix"]
+    pairs = {(p["src"], p["dst"]): p for p in json.loads(report)["pairs"]}
+    assert svg.count('class="cell v-ok"') == sum(p["verdict"] == "OK" for p in pairs.values()) == 2
+    for p in pairs.values():
+        assert f"GPU{p['src']}→GPU{p['dst']}: OK, {p['bandwidth']['p2p_gbps']:.1f} GB/s" in svg
+        assert f">{p['bandwidth']['p2p_gbps']:.0f}</text>" in svg
+
+
+async def test_probe_view_refuses_what_is_not_a_report(client: LanguageClient):
+    import pytest
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    with pytest.raises(JsonRpcInvalidParams, match="not a probe report"):
+        await execute(client, "mltriage.probeView", {"text": '{"schema": "something else"}'})
+
+
+async def test_a_failed_command_that_matched_nothing_still_names_its_error_line(client: LanguageClient, tmp_path: Path):
+    # real output of a command that fails with an error no signature knows: pip with no index
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(tmp_path), "mltriage-no-such-package"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode != 0
+    output = run.stdout + run.stderr
+    result = await execute(client, "mltriage.diagnoseText", {"text": output, "source": "<terminal>"})
+    assert result["status"] == "healthy" and result["view"]["root"] is None
+    assert "no known failure" in result["view"]["notice"]
+    assert "mltriage-no-such-package" in result["view"]["notice"], result["view"]["notice"]
+
+
+async def test_a_log_whose_findings_are_only_info_or_warning_has_no_root_cause(client: LanguageClient):
+    # recorded healthy runs that still carry an info-level finding each (corpus/healthy/)
+    for name in ("hf-trainer-bert-from-local-ckpt", "deepspeed-cpu-zero1"):
+        (log,) = sorted((REPO / "corpus" / "healthy" / name).glob("*.log"))
+        result = await execute(client, "mltriage.diagnoseText", log.read_text())
+        assert result["findings"] and all(f["severity"] in ("info", "warning") for f in result["findings"]), name
+        assert result["root_cause_index"] is None
+        view = result["view"]
+        assert view["root"] is None and view["headline"] == "no known failure found"
+        assert [i["signature"] for i in view["context"]] == [f["signature"] for f in result["findings"]]
