@@ -8,6 +8,8 @@ Exit codes:
 - 2: a usage or input error (bad arguments, a missing or empty input, an unknown signature id);
 - 3: ``probe`` only: no GPU, no NVIDIA driver or no GPU runtime;
 - 4: an internal error, a bug of mltriage (rerun with ``MLTRIAGE_DEBUG=1`` for the traceback);
+- 5: ``diagnose`` only: incomplete, no failure found in what could be read but some input could
+  not be read (permissions, I/O errors, a symlink loop, a Flight Recorder dump over its limits);
 - 130: interrupted (Ctrl-C).
 
 Errors are one clear line on stderr, never a traceback.
@@ -25,6 +27,7 @@ from mltriage import __version__
 
 EXIT_HEALTHY, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 EXIT_INTERNAL = 4
+EXIT_INCOMPLETE = 5
 
 
 class _Parser(argparse.ArgumentParser):
@@ -82,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             from mltriage.probe import cli as probe_cli
 
             return probe_cli.run(args)
-        parser.print_help()
+        parser.print_usage(sys.stderr)
+        print("mltriage: error: a command is required: diagnose, explain, signatures or probe (mltriage -h for help)", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -135,7 +139,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         sys.stdout.write(render_text(diagnosis, color=color))
-    return EXIT_FAILURE if diagnosis.status == "failure" else EXIT_HEALTHY
+    return {"failure": EXIT_FAILURE, "incomplete": EXIT_INCOMPLETE}.get(diagnosis.status, EXIT_HEALTHY)
 
 
 def _explain(args: argparse.Namespace) -> int:

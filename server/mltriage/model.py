@@ -134,7 +134,8 @@ class RankRole:
 class Diagnosis:
     findings: list[Finding]
     sources: list[str]
-    skipped: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # inputs that are no logs (binaries, FIFOs)
+    unread: list[dict[str, str]] = field(default_factory=list)  # inputs that could not be read: incomplete
     initiating_rank: int | None = None
     initiating_host: str | None = None
     explanation: str = ""
@@ -156,7 +157,15 @@ class Diagnosis:
         failed = any(f.is_error for f in self.findings)
         # Flight Recorder dumps alone can prove a hang: a rank that never issued the collective
         stuck = bool(self.flight_recorder) and self.initiating_rank is not None
-        return "failure" if failed or stuck else "healthy"
+        if failed or stuck:
+            return "failure"
+        # what could not be read may hold the failure: never call such a result healthy
+        return "healthy" if self.complete else "incomplete"
+
+    @property
+    def complete(self) -> bool:
+        """Every input was read (none is listed in ``unread``)."""
+        return not self.unread
 
     @property
     def root_cause(self) -> Finding | None:
@@ -168,6 +177,7 @@ class Diagnosis:
         return {
             "schema": SCHEMA,
             "status": self.status,
+            "complete": self.complete,
             "initiating_rank": self.initiating_rank,
             "initiating_host": self.initiating_host,
             "explanation": self.explanation,
@@ -180,6 +190,7 @@ class Diagnosis:
             "inputs": {
                 "sources": list(self.sources),
                 "skipped": list(self.skipped),
+                "unread": list(self.unread),
                 "lines": self.lines_read,
                 "bytes": self.bytes_read,
             },

@@ -34,6 +34,13 @@ def _where(f: Finding) -> str:
 def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str:
     p = _Paint(color)
     out: list[str] = []
+    if d.status == "incomplete":
+        out.append(p(f"mltriage: INCOMPLETE — no failure found in what could be read, but {len(d.unread)} input(s) "
+                     "could not be read", "yellow", "bold") + f" ({d.lines_read} lines, {len(d.sources)} source(s))")
+        for f in d.findings:
+            out.append(f"  {p('·', 'dim')} {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
+        out.extend(_footer(d, p))
+        return "\n".join(out) + "\n"
     if d.status == "healthy":
         out.append(p("mltriage: no failure found", "green", "bold") + f" ({d.lines_read} lines, {len(d.sources)} source(s))")
         for f in d.findings:
@@ -145,6 +152,8 @@ def _footer(d: Diagnosis, p: _Paint) -> list[str]:
         out.append(p(f"Local P2P probe: {d.probe.get('machine_verdict')}", "bold") + f" {d.probe.get('message', '')}")
     for w in d.warnings:
         out.append(p(f"warning: {w}", "yellow"))
+    for s in d.unread:
+        out.append(p(f"NOT READ {s['name']}: {s['reason']} (the diagnosis is incomplete)", "yellow", "bold"))
     for s in d.skipped:
         out.append(p(f"skipped {s['name']}: {s['reason']}", "dim"))
     return out
@@ -200,6 +209,20 @@ def render_sarif(d: Diagnosis) -> dict:
                     }
                 },
                 "results": results,
+                # SARIF's own place for "the tool could not do all of its work": inputs not read
+                "invocations": [
+                    {
+                        "executionSuccessful": d.complete,
+                        "toolExecutionNotifications": [
+                            {
+                                "level": "error",
+                                "message": {"text": f"not read: {s['reason']} (the diagnosis is incomplete)"},
+                                "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(s["name"])}}}],
+                            }
+                            for s in d.unread
+                        ],
+                    }
+                ],
             }
         ],
     }

@@ -9,13 +9,24 @@ from typing import BinaryIO
 
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
 from mltriage.engine.errorfile import MAX_ERROR_FILE, as_log_text
-from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, load_dump, rank_of, summarize
+from mltriage.engine.flight_recorder import DumpTooLarge, FlightRecorderError, RankTrace, rank_of, read_dump, summarize
 from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
 from mltriage.masking import mask_diagnosis
 from mltriage.model import Diagnosis
-from mltriage.engine.reader import InputError, Source, collect_sources, iter_blocks, source_for_path
+from mltriage.engine.reader import (
+    InputError,
+    Skipped,
+    Source,
+    UnreadableInput,
+    as_utf8,
+    collect_sources,
+    iter_blocks,
+    open_stream,
+    os_error_reason,
+    source_for_path,
+)
 from mltriage.engine.run_reasoning import name_the_command, reason_about_run
 from mltriage.engine.scanner import Scanner
 from mltriage.engine.triage import triage
@@ -32,59 +43,78 @@ def diagnose_text(text: str, source: str = "<text>", library: Library | None = N
 
 
 def diagnose_bytes(data: bytes, source: str = "<bytes>", library: Library | None = None) -> Diagnosis:
-    return diagnose_streams([(Source(name=source), io.BytesIO(data))], library=library)
+    """Bytes in memory, read like a pipe: ``InputError`` for what is no log (compressed, binary)."""
+    return diagnose_stream(io.BytesIO(data), source=source, library=library)
 
 
 def diagnose_stream(stream: BinaryIO, source: str = "<stdin>", library: Library | None = None) -> Diagnosis:
-    return diagnose_streams([(Source(name=source), stream)], library=library)
+    """A pipe or any binary stream: classified like a file (UTF-16 is read, gzip or random bytes
+    raise ``InputError`` saying what they are)."""
+    return diagnose_streams([(Source(name=source), open_stream(stream, source))], library=library)
 
 
 def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis:
-    """A log file or a directory of per-rank/per-node logs. Raises ``InputError`` on bad input."""
+    """A log file or a directory of per-rank/per-node logs. Raises ``InputError`` on bad input.
+    Inputs inside a directory that could not be read are listed in ``unread`` (the diagnosis is
+    then incomplete); those that are no logs in ``skipped``."""
     sources, skipped, dumps = collect_sources(Path(path))
-    traces, dump_problems = _read_flight_recorder(dumps)
+    traces, dump_skipped = _read_flight_recorder(dumps)
+    skipped += dump_skipped
     if not sources and not traces:
-        raise InputError(next(iter(dump_problems.values()), f"nothing to diagnose in {path}"))
+        raise InputError(f"{dump_skipped[0].name}: {dump_skipped[0].reason}" if dump_skipped else f"nothing to diagnose in {path}")
+    unread: list[Skipped] = []
 
     def opened():
         for source in sources:
             try:
                 fh = open(source.path, "rb")
             except OSError as exc:
-                raise InputError(f"cannot read {source.path}: {exc.strerror or exc}") from None
+                unread.append(Skipped(source.name, os_error_reason(source.path, exc), unread=True))
+                continue
             with fh:
-                if source.path.suffix == ".json":
+                if source.path.suffix == ".json" and source.encoding == "utf-8":
                     converted = as_log_text(fh.read(MAX_ERROR_FILE + 1))
                     if converted is None:
                         fh.seek(0)
                     else:
                         yield source, io.BytesIO(converted)
                         continue
-                yield source, fh
+                yield source, as_utf8(fh, source.encoding)
 
     diagnosis = diagnose_streams(opened(), library=library, flight_recorder=traces)
-    diagnosis.skipped = [{"name": s.name, "reason": s.reason} for s in skipped]
-    diagnosis.skipped += [{"name": name, "reason": why} for name, why in dump_problems.items()]
+    skipped += unread
+    diagnosis.skipped += [{"name": s.name, "reason": s.reason} for s in skipped if not s.unread]
+    diagnosis.unread += [{"name": s.name, "reason": s.reason} for s in skipped if s.unread]
+    if diagnosis.bytes_read == 0 and not traces and diagnosis.unread:
+        raise UnreadableInput(diagnosis.unread[0]["reason"])
     return diagnosis
 
 
-def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], dict[str, str]]:
+def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], list[Skipped]]:
+    """The dumps' per-rank summaries, and those skipped: ``unread`` when a dump could be real but was
+    over a budget or unreadable, not when it is no Flight Recorder dump at all."""
     traces: list[RankTrace] = []
-    problems: dict[str, str] = {}
+    skipped: list[Skipped] = []
     for source in dumps:
         try:
-            doc = load_dump(source.path.read_bytes())
-        except (FlightRecorderError, OSError) as exc:
-            problems[source.name] = f"{source.name}: {exc}"
+            doc = read_dump(source.path)
+        except DumpTooLarge as exc:
+            skipped.append(Skipped(source.name, str(exc), unread=True))
+            continue
+        except FlightRecorderError as exc:
+            skipped.append(Skipped(source.name, str(exc)))
+            continue
+        except OSError as exc:
+            skipped.append(Skipped(source.name, os_error_reason(source.name, exc), unread=True))
             continue
         rank = rank_of(source.path, doc)
         if rank is None:
             rank = source.rank
         if rank is None:
-            problems[source.name] = f"{source.name}: Flight Recorder dump without a rank in its name or content"
+            skipped.append(Skipped(source.name, "Flight Recorder dump without a rank in its name or content"))
             continue
         traces.append(summarize(doc, rank, source.name))
-    return traces, problems
+    return traces, skipped
 
 
 def diagnose_streams(
@@ -94,20 +124,24 @@ def diagnose_streams(
     scanner = Scanner(library)
     names: list[str] = []
     heads = TopologyHeads()
+    unread: list[dict[str, str]] = []
     for source, fh in streams:
         names.append(source.name)
         scanner.begin(source, first_line)
-        for i, block in enumerate(iter_blocks(fh)):
-            if i == 0:
-                heads.offer(block)
-            scanner.feed(block)
+        try:
+            for i, block in enumerate(iter_blocks(fh)):
+                if i == 0:
+                    heads.offer(block)
+                scanner.feed(block)
+        except OSError as exc:  # an I/O error part-way: what was read counts, the input is incomplete
+            unread.append({"name": source.name, "reason": os_error_reason(source.name, exc) + " (part-way through)"})
         scanner.end()
     findings = build_findings(scanner)
     findings += reason_about_run(findings, scanner.run, library)
     findings = order_findings(findings, names)
     interpret(findings)
     name_the_command(findings, scanner.run)
-    diagnosis = Diagnosis(findings=findings, sources=names)
+    diagnosis = Diagnosis(findings=findings, sources=names, unread=unread)
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
     if scanner.dropped_hits:

@@ -6,6 +6,12 @@ execute code on load, so they are read with an unpickler that resolves no class 
 all: only the built-in containers and scalars the pickle protocol encodes directly pass. Anything
 else is rejected with a clear error.
 
+Plain data can still be hostile: a small pickle of shared references expands to gigabytes when it
+is walked or printed, a deep one overflows the stack, a huge integer cannot be printed. So the
+file's size is checked before it is read, and the loaded document is walked once, iteratively,
+against a depth and a total-size budget (shared references count every time they are reached)
+before anything else reads it. A dump over a budget is skipped with the reason.
+
 Analysis compares ranks on the last collective each one reached: a rank that never scheduled or
 started the collective others are stuck in is the likely culprit; ranks that disagree on the op or
 sizes of the same sequence id show a collective mismatch.
@@ -14,15 +20,24 @@ sizes of the same sequence id show a collective mismatch.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 from mltriage.numbers import parse_int
 
 MAX_DUMP_BYTES = 256 * 1024 * 1024
+# A real dump (2,000 entries of ~25 fields and a stack of frames each) nests 6 levels deep and holds
+# about half a million values; the budgets leave room for that and refuse what only an attack needs.
+MAX_DEPTH = 32
+MAX_VALUES = 4_000_000  # containers, keys and scalars reached, shared references counted each time
+MAX_TEXT = 256 * 1024 * 1024  # characters/bytes of all strings reached, counted the same way
+MAX_INT_BITS = 256  # sequence ids, sizes and nanosecond times fit in 64 bits
 PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 _RANK_IN_NAME = re.compile(r"(\d+)$")
 
@@ -41,9 +56,23 @@ class _PlainDataUnpickler(pickle.Unpickler):
         raise FlightRecorderError("refusing a pickle with persistent references")
 
 
+class DumpTooLarge(FlightRecorderError):
+    """A dump over a size, depth or decoded-size budget: it may be real, it was not read."""
+
+
+def read_dump(path: Path) -> dict:
+    """Load one dump file; its size is checked before a byte of it is read."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_DUMP_BYTES:
+            raise DumpTooLarge(f"dump of {size / 2**20:.0f} MiB is over the {MAX_DUMP_BYTES // 2**20} MiB limit: not read")
+        data = fh.read(MAX_DUMP_BYTES + 1)  # the file may grow while it is read
+    return load_dump(data)
+
+
 def load_dump(data: bytes) -> dict:
     if len(data) > MAX_DUMP_BYTES:
-        raise FlightRecorderError("dump larger than 256 MiB")
+        raise DumpTooLarge(f"dump larger than {MAX_DUMP_BYTES // 2**20} MiB: not read")
     if not data.startswith(PICKLE_MAGIC):
         raise FlightRecorderError("not a pickle (Flight Recorder dumps are pickles)")
     try:
@@ -51,10 +80,38 @@ def load_dump(data: bytes) -> dict:
     except FlightRecorderError:
         raise
     except Exception as exc:
-        raise FlightRecorderError(f"corrupt pickle: {exc}") from None
+        raise FlightRecorderError(f"corrupt pickle: {type(exc).__name__}: {str(exc)[:200]}") from None
+    check_budgets(doc)
     if not isinstance(doc, dict) or "entries" not in doc:
         raise FlightRecorderError("pickle is not a Flight Recorder dump (no 'entries')")
     return doc
+
+
+def check_budgets(doc: object) -> None:
+    """Walk the loaded document once, without recursion, as a reader would (shared references are
+    reached again each time): refuse it once it nests deeper than ``MAX_DEPTH``, reaches more than
+    ``MAX_VALUES`` values or ``MAX_TEXT`` characters, or holds an integer over ``MAX_INT_BITS``."""
+    values = text = 0
+    stack: list[Iterator[object]] = [iter((doc,))]  # one iterator per open container: at most MAX_DEPTH
+    while stack:
+        for value in stack[-1]:
+            values += 1
+            if values > MAX_VALUES:
+                raise DumpTooLarge(f"dump expands to more than {MAX_VALUES:,} values (shared references): not read")
+            if isinstance(value, (str, bytes, bytearray)):
+                text += len(value)
+                if text > MAX_TEXT:
+                    raise DumpTooLarge(f"dump expands to more than {MAX_TEXT // 2**20} MiB of text (shared references): not read")
+            elif isinstance(value, int):
+                if value.bit_length() > MAX_INT_BITS:
+                    raise FlightRecorderError(f"corrupt dump: an integer of {value.bit_length():,} bits")
+            elif isinstance(value, (dict, list, tuple, set, frozenset)):
+                if len(stack) >= MAX_DEPTH:
+                    raise DumpTooLarge(f"dump nests deeper than {MAX_DEPTH} levels: not read")
+                stack.append(chain.from_iterable(value.items()) if isinstance(value, dict) else iter(value))
+                break
+        else:
+            stack.pop()
 
 
 @dataclass
@@ -77,8 +134,8 @@ def summarize(doc: dict, rank: int, source: str) -> RankTrace:
         if not isinstance(seq, int):
             continue
         state = str(entry.get("state", ""))
-        name = str(entry.get("profiling_name", "?"))
-        trace.ops[seq] = (name, str(entry.get("input_sizes", "")))
+        name = str(entry.get("profiling_name", "?"))[:200]
+        trace.ops[seq] = (name, str(entry.get("input_sizes", ""))[:200])
         trace.last_scheduled = max(trace.last_scheduled or 0, seq)
         if state in ("started", "completed"):
             trace.last_started = max(trace.last_started or 0, seq)
