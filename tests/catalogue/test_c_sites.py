@@ -100,7 +100,7 @@ def test_pytorch_sites():
          "[Rank {rank}] Heartbeat missed for {seconds} seconds", ["str", "float"], None),
         (line("TORCH_WARN_ONCE"), line("TORCH_WARN_ONCE"), "Heartbeat::check", "warning",
          "Heartbeat on rank {rank} is running late", ["str"], None),
-        (line("C10D_ERROR"), line("C10D_ERROR"), "dialPeer", "error",
+        (line("C10D_ERROR(\"Could"), line("C10D_ERROR(\"Could"), "dialPeer", "error",
          "Could not dial {host}:{port} (errno: {err})", ["str", "str", "hex"], None),
         (line("C10D_WARNING"), line("C10D_WARNING"), "dialPeer", "warning",
          "Dialing {host} again in 100 ms", ["str"], None),
@@ -113,6 +113,20 @@ def test_pytorch_sites():
         # std::invalid_argument reaches Python as ValueError; "..." + host is a string join
         (line("throw std::invalid_argument"), line("throw std::invalid_argument"), "dialPeer", "ValueError",
          "host name must not be empty: {host}", ["str"], None),
+        # one variable assigned in two branches: two messages, each a site of both calls
+        (line("C10D_ERROR(msg)"), line("C10D_ERROR(msg)"), "Listener::acceptPeer", "error",
+         "The listener on {this} is not taking peers.", ["str"], None),
+        (line("C10D_ERROR(msg)"), line("C10D_ERROR(msg)"), "Listener::acceptPeer", "error",
+         "The listener on {this} could not take a peer {err}.", ["str", "str"], None),
+        (line("C10D_THROW_ERROR(SocketError, msg)"), line("C10D_THROW_ERROR(SocketError, msg)"),
+         "Listener::acceptPeer", "SocketError", "The listener on {this} is not taking peers.", ["str"], None),
+        (line("C10D_THROW_ERROR(SocketError, msg)"), line("C10D_THROW_ERROR(SocketError, msg)"),
+         "Listener::acceptPeer", "SocketError", "The listener on {this} could not take a peer {err}.",
+         ["str", "str"], None),
+        # fmt arguments that are local text (a constexpr literal, a + join) print as that text
+        (line("fmt::join(errors"), line("fmt::join(errors"), "Listener::bindAny", "SocketError",
+         "The listener could not bind any local address. at {port} ({host}) on {family}; {fmt_join_errors}",
+         ["str", "str", "str", "str"], None),
     ]
 
 
@@ -132,7 +146,8 @@ def test_tensorrt_llm_sites():
     ]
 
 
-_SAMPLES = {"int": "-17", "hex": "0x2a", "float": "0.25", "char": "q", "ptr": "0x7ffe10", "str": "eth0 (lo)"}
+# a str sample holds no separator the formats use: two adjacent str captures are ambiguous otherwise
+_SAMPLES = {"int": "-17", "hex": "0x2a", "float": "0.25", "char": "q", "ptr": "0x7ffe10", "str": "eth0-lo"}
 
 
 @pytest.mark.parametrize("rel,project", [(NCCL_FILE, "nccl"), (TORCH_FILE, "pytorch"), (TLLM_FILE, "tensorrt-llm")])
@@ -163,7 +178,7 @@ def test_real_printf_output_matches_extracted_formats(tmp_path):
     sites = _sites(rel, "nccl")
     assert len(sites) == len(printed) == 4
     expected = [
-        {"rank": "3", "nranks": "-8", "bytes": "123456789", "chunks": "12", "iface": "ib0"},
+        {"rank": "3", "nranks": "-8", "bytes": "123456789", "chunks": "12"},
         {"opCount": "18446744073709551615", "mask": "0xbeef", "mask_2": "beef", "busBw": "187.2",
          "busBw_2": "187.25"},
         {"mode": "R", "buffer": "0x7f3a2c000000", "rank": "3", "iface": "ib0"},
@@ -176,6 +191,8 @@ def test_real_printf_output_matches_extracted_formats(tmp_path):
         # %-6s pads its value with spaces, which the capture keeps
         assert {k: v.strip() for k, v in m.groupdict().items()} == values
     assert "joined across pieces" in sites[3].format.text
+    # a const char* holding a literal prints as itself (no conversion width); numbers in variables do not
+    assert sites[0].format.text.endswith("chunks) on ib0") and "{rank}" in sites[0].format.text
 
 
 def test_unknown_project_is_a_clear_error():

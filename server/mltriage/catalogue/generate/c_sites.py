@@ -76,9 +76,11 @@ CALLS: dict[str, dict[str, _Call]] = {
         "TORCH_WARN_ONCE": _Call("warning", "concat", 0),
         "TORCH_WARN_DEPRECATION": _Call("warning", "concat", 0),
         "C10_THROW_ERROR": _Call(None, "concat", 1, kind_at=0),
+        "C10D_THROW_ERROR": _Call(None, "concat", 1, kind_at=0),  # c10d's own (SocketError, ...)
         "C10D_ERROR": _Call("error", "fmt", 0),
         "C10D_WARNING": _Call("warning", "fmt", 0),
         "C10D_INFO": _Call("info", "fmt", 0),
+        "recordError": _Call("warning", "fmt", 0),  # c10d socket.cpp's helper: C10D_WARNING, and kept for the error
     },
     "tensorrt-llm": {
         "TLLM_CHECK_WITH_INFO": _Call("TllmException", "printf", 1),
@@ -116,6 +118,7 @@ _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]+|[0-7]{1,3}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]
 _SIMPLE_ESCAPES = {b"n": "\n", b"t": "\t", b"r": "\r", b"a": "\a", b"b": "\b", b"f": "\f", b"v": "\v", b"0": "\0",
                    b"\\": "\\", b"'": "'", b'"': '"', b"?": "?", b"e": "\x1b"}
 _CAST = re.compile(r"^\(\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)*\s*\**\s*\)\s*(?=[\w(])")
+_TEXT_VALUES = {"string_literal", "raw_string_literal", "concatenated_string", "call_expression", "binary_expression"}
 _STRING_NODES = {"string_literal", "raw_string_literal", "concatenated_string"}
 _FUNCTION_DECLARATORS = {"function_declarator"}
 _WRAPPING_DECLARATORS = {"pointer_declarator", "reference_declarator", "attributed_declarator",
@@ -311,18 +314,18 @@ class _Site:
         message = args[spec.message_at:]
         if not message or not message[0]:
             return  # TORCH_CHECK(cond) alone: its message is the condition's code, not a format
-        if spec.style == "concat":
-            parts = self._concat(message, call)
-        elif spec.style == "fmt":
-            parts = self._formatted(message, call, "fmt")
-        else:
-            parts = self._formatted(message, call, "printf")
-        if parts is not None and spec.prefix:
-            parts = [*spec.prefix, *parts]
-        if name == "printf" and not self._error_path(call, parts):
-            return
         assert kind is not None
-        self._add(call, kind, parts, self._cause(call))
+        cause = self._cause(call)
+        for variant in self._variants(message, call):
+            if spec.style == "concat":
+                parts = self._concat(variant, call)
+            else:
+                parts = self._formatted(variant, call, spec.style)
+            if parts is not None and spec.prefix:
+                parts = [*spec.prefix, *parts]
+            if name == "printf" and not self._error_path(call, parts):
+                return
+            self._add(call, kind, parts, cause)
 
     def stream(self, name: str) -> None:
         """``LOG(ERROR) << "a" << b``: the call is the innermost left operand of a ``<<`` chain."""
@@ -358,7 +361,8 @@ class _Site:
         if not args or not args[0]:
             return
         kind = _exception_kind(_text([function]))
-        self._add(statement, kind, self._concat(args[:1], expr))
+        for variant in self._variants(args[:1], expr):
+            self._add(statement, kind, self._concat(variant, expr))
 
     # -- messages ------------------------------------------------------------------------------------
     def _formatted(self, args: list[list[Node]], anchor: Node, style: str) -> list[Part] | None:
@@ -368,8 +372,23 @@ class _Site:
             if len(args) == 1:  # WARN(buffer), C10D_ERROR(msg): an already-built message
                 return self._concat(args[:1], anchor)
             return None
-        values = [_Value(_name(a), _constant(a)) for a in args[1:]]
+        values = [_Value(_name(a), self._known_text(a, anchor)) for a in args[1:]]
         return _printf_parts(template, values) if style == "printf" else _fmt_parts(template, values)
+
+    def _known_text(self, arg: list[Node], anchor: Node) -> tuple[Part, ...] | None:
+        """What an argument prints where the source shows it: a literal, or a local variable holding
+        literal text (``constexpr auto* what = "..."``, ``std::string where = "at " + host``)."""
+        constant = _constant(arg)
+        if constant is not None:
+            return (constant,)
+        if len(arg) == 1 and arg[0].type == "identifier":
+            values = self._local_values(arg[0].text, anchor)
+            # text only: a number in a variable is a counter as often as a constant
+            if len(values) == 1 and values[0].type in _TEXT_VALUES:
+                parts = self._expression(values, values[0], 1)
+                if any(isinstance(p, str) for p in parts):
+                    return tuple(parts)
+        return None
 
     def _concat(self, args: list[list[Node]], anchor: Node, depth: int = 0) -> list[Part] | None:
         """c10::str's rule: each argument printed in turn; literals literal, the rest placeholders."""
@@ -406,43 +425,59 @@ class _Site:
                 return self._concat(inner_args, anchor, depth + 1) or []
             elif function in ("std::string", "string") and len(inner_args) == 1 and inner_args[0]:
                 return self._expression(inner_args[0], anchor, depth + 1)
+            elif function in ("std::to_string", "to_string", "c10::to_string") and len(inner_args) == 1 \
+                    and inner_args[0]:
+                return [Placeholder(_name(inner_args[0]))]  # the number itself names the value
         if kind == "binary_expression" and _operator(node) == "+":
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is not None and right is not None:
-                lparts = self._expression([left], anchor, depth + 1)
-                rparts = self._expression([right], anchor, depth + 1)
-                if any(isinstance(p, str) for p in lparts + rparts):  # a string join, not arithmetic
-                    return lparts + rparts
+            operands = _plus_operands(node)
+            parts = [p for operand in operands for p in self._expression([operand], anchor, depth + 1)]
+            if any(isinstance(p, str) for p in parts):  # a string join, not arithmetic
+                return parts
         if kind == "identifier":
-            value = self._local_value(node.text, anchor)
-            if value is not None:
-                return self._expression([value], value, depth + 1)
+            values = self._local_values(node.text, anchor)
+            if values:
+                return self._expression([values[-1]], values[-1], depth + 1)
         return [Placeholder(_name(arg))]
 
-    def _local_value(self, name: bytes, anchor: Node) -> Node | None:
-        """The initialiser of the last declaration of ``name`` before ``anchor`` in the same function."""
+    def _variants(self, message: list[list[Node]], anchor: Node) -> list[list[list[Node]]]:
+        """A message that is one local variable assigned in several branches (``msg = fmt::format(A)``
+        or ``msg = fmt::format(B)``) is several messages, one site each."""
+        if len(message) == 1 and len(message[0]) == 1 and message[0][0].type == "identifier":
+            values = self._local_values(message[0][0].text, anchor)
+            if len(values) > 1:
+                return [[[value]] for value in values]
+        return [message]
+
+    def _local_values(self, name: bytes, anchor: Node) -> list[Node]:
+        """What ``name`` may hold at ``anchor``: the last declaration's initialiser before it in the
+        same function, and the plain assignments made after that declaration (every branch's)."""
         scope = _enclosing(anchor, {"function_definition", "lambda_expression"})
-        if scope is None:
-            return None
-        body = scope.child_by_field_name("body")
+        body = scope.child_by_field_name("body") if scope is not None else None
         if body is None:
-            return None
-        found, stack = None, [body]
+            return []
+        declared: tuple[int, Node | None] | None = None
+        assigned: list[tuple[int, Node]] = []
+        stack = [body]
         while stack:
             node = stack.pop()
             if node.start_byte >= anchor.start_byte:
                 continue
-            if node.type == "init_declarator":
-                declarator = node.child_by_field_name("declarator")
+            if node.type == "init_declarator" and _declared_identifier(node.child_by_field_name("declarator")) == name:
                 value = node.child_by_field_name("value")
-                if declarator is not None and declarator.text == name and value is not None:
-                    if value.type in ("argument_list", "initializer_list"):  # std::string msg(...) / msg{...}
-                        inner = [c for c in value.named_children if c.type != "comment"]
-                        value = inner[0] if len(inner) == 1 else None
-                    if value is not None and (found is None or node.start_byte > found[0]):
-                        found = (node.start_byte, value)
+                if value is not None and value.type in ("argument_list", "initializer_list"):  # msg(...), msg{...}
+                    inner = [c for c in value.named_children if c.type != "comment"]
+                    value = inner[0] if len(inner) == 1 else None
+                if declared is None or node.start_byte > declared[0]:
+                    declared = (node.start_byte, value)
+            elif node.type == "assignment_expression" and _operator(node) == "=":
+                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if left is not None and right is not None and left.text == name:
+                    assigned.append((node.start_byte, right))
             stack.extend(node.children)
-        return found[1] if found else None
+        after = declared[0] if declared else -1
+        later = [value for start, value in sorted(assigned, key=lambda a: a[0]) if start > after]
+        initial = [declared[1]] if declared and declared[1] is not None else []
+        return initial + later
 
     # -- context -------------------------------------------------------------------------------------
     def _function(self, node: Node) -> str | None:
@@ -623,6 +658,28 @@ def _enclosing(node: Node, types: set[str]) -> Node | None:
     return current
 
 
+def _plus_operands(node: Node) -> list[Node]:
+    """``a + b + c`` (left-nested) as [a, b, c]."""
+    operands: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "binary_expression" and _operator(current) == "+":
+            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+            stack.extend(n for n in (right, left) if n is not None)
+        else:
+            operands.append(current)
+    return operands
+
+
+def _declared_identifier(declarator: Node | None) -> bytes | None:
+    """``msg``, ``* msg``, ``& msg`` → ``msg``."""
+    while declarator is not None and declarator.type in _WRAPPING_DECLARATORS:
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type.endswith(("declarator", "identifier"))), None)
+    return declarator.text if declarator is not None and declarator.type == "identifier" else None
+
+
 def _function_around(node: Node, inclusive: bool = False) -> str | None:
     current = node
     if inclusive and node.type == "function_definition":
@@ -712,11 +769,11 @@ def _exception_kind(type_text: str) -> str:
 # -- format strings ------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class _Value:
-    """An argument a conversion consumes: its name, and its text when it is a constant
+    """An argument a conversion consumes: its name, and what it prints when the source shows it
     (``WARN("... %d.%d", 12, 0)`` prints ``12.0`` whatever happens)."""
 
     name: str
-    constant: str | None = None
+    known: tuple[Part, ...] | None = None
 
 
 def _constant(arg: list[Node]) -> str | None:
@@ -728,14 +785,16 @@ def _constant(arg: list[Node]) -> str | None:
     return None
 
 
-def _value_part(values: list[_Value], index: int, type_: str, plain: bool) -> Part:
+def _value_parts(values: list[_Value], index: int, type_: str, plain: bool) -> list[Part]:
     if index >= len(values):
-        return Placeholder(f"arg{index}", type_)
+        return [Placeholder(f"arg{index}", type_)]
     value = values[index]
-    # a constant prints as itself where the conversion adds nothing (no width, precision, base)
-    if plain and value.constant is not None and (type_ == "str" or type_ == "int" and value.constant.isdigit()):
-        return value.constant
-    return Placeholder(value.name, type_)
+    known = value.known
+    # known text prints as itself where the conversion adds nothing (no width, precision, base)
+    if plain and known is not None:
+        if type_ == "str" or type_ == "int" and len(known) == 1 and isinstance(known[0], str) and known[0].isdigit():
+            return list(known)
+    return [Placeholder(value.name, type_)]
 
 
 def _printf_parts(template: list[str | Placeholder], values: list[_Value]) -> list[Part]:
@@ -758,7 +817,7 @@ def _printf_parts(template: list[str | Placeholder], values: list[_Value]) -> li
             n += (m.group("width") == "*") + (m.group("prec") == "*")
             plain = not (m.group("flags") or m.group("width") or m.group("prec") is not None) and conv in "dius"
             if conv != "n":  # %n prints nothing
-                out.append(_value_part(values, n, _PRINTF_TYPE[conv], plain))
+                out.extend(_value_parts(values, n, _PRINTF_TYPE[conv], plain))
             n += 1
         out.append(piece[pos:])
     return out
@@ -785,7 +844,7 @@ def _fmt_parts(template: list[str | Placeholder], values: list[_Value]) -> list[
             if field_id == "" or field_id.isdigit():
                 index = auto if field_id == "" else int(field_id)
                 auto += field_id == ""
-                out.append(_value_part(values, index, type_, plain=not spec))
+                out.extend(_value_parts(values, index, type_, plain=not spec))
             else:
                 out.append(Placeholder(field_id, type_))  # fmt::arg("name", ...)
         out.append(piece[pos:])
