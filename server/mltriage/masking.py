@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterable
@@ -119,6 +120,7 @@ class SecretRule:
     allowlists: tuple[Allowlist, ...] = ()
     check: str | None = None
     left_context: bool = False  # its optional left context was dropped (see _LAZY_LEFT_CONTEXT)
+    gate: re.Pattern[str] | None = None  # a rule without keywords runs only where this finds something
 
     @cached_property
     def pattern(self) -> regex.Pattern[str]:  # compiled on first use: most rules never meet their keyword
@@ -144,10 +146,13 @@ class SecretRule:
             allowlists=tuple(Allowlist.from_toml(a) for a in table.get("allowlists", ())),
             check=check,
             left_context=left_context,
+            gate=re.compile(table["gate"]) if table.get("gate") else None,
         )
 
     def secrets(self, text: str, allowlists: tuple[Allowlist, ...]) -> Iterable[tuple[int, int]]:
         """Spans of this rule's secrets in ``text``; raises TimeoutError on a runaway search."""
+        if self.gate is not None and self.gate.search(text) is None:
+            return
         for m in self.pattern.finditer(text, timeout=SEARCH_TIMEOUT_S):
             start, end = self._secret_span(m)
             if end <= start:
@@ -194,21 +199,35 @@ class RuleSet:
         for rule in rules:
             for keyword in rule.keywords:
                 by_keyword.setdefault(keyword, []).append(rule)
-        self._prefilter = make_prefilter(list(by_keyword), cache_dir())
+        self._prefilter = make_prefilter(list(by_keyword), cache_dir(), single_match=True)
         self._rules_of = [by_keyword[lit.decode("utf-8")] for lit in self._prefilter.literals]
 
+    @cached_property
+    def _always_gate(self) -> re.Pattern[str] | None:
+        """One search for all keyword-less rules' gates (None: one of them has no gate)."""
+        if any(r.gate is None for r in self.always):
+            return None
+        return re.compile("|".join(f"(?:{r.gate.pattern})" for r in self.always) or "(?!)")
+
     def rules_for(self, text: str) -> list[SecretRule]:
-        found = {n for _, n in self._prefilter.matches(text.lower().encode("utf-8", "surrogatepass"))}
-        rules = dict.fromkeys(self.always)
-        for n in found:
-            rules.update(dict.fromkeys(self._rules_of[n]))
-        return list(rules)
+        """The rules worth running on ``text``: those whose keyword it holds, and gated keyword-less ones."""
+        found = self._prefilter.matches(text.lower().encode("utf-8", "surrogatepass"))
+        gate = self._always_gate
+        rules = list(self.always) if gate is None or gate.search(text) else []
+        if found:
+            for n in {n for _, n in found}:
+                rules.extend(self._rules_of[n])
+            rules = list(dict.fromkeys(rules))
+        return rules
 
     def scan(self, text: str) -> list[tuple[int, int]] | None:
         """Sorted, merged secret spans; ``None`` when a search timed out (the text must be withheld)."""
+        rules = self.rules_for(text)
+        if not rules:
+            return []
         spans: list[tuple[int, int]] = []
         try:
-            for rule in self.rules_for(text):
+            for rule in rules:
                 spans.extend(rule.secrets(text, self.allowlists))
         except TimeoutError:
             return None
@@ -223,17 +242,37 @@ class RuleSet:
 
 
 def load_rules(paths: Iterable[Path] | None = None) -> RuleSet:
-    rules: list[SecretRule] = []
+    tables: list[dict[str, Any]] = []
+    adaptations: dict[str, dict[str, Any]] = {}
     allowlists: list[Allowlist] = []
     for path in paths or [RULES_DIR / name for name in RULE_FILES]:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
         for key in ("allowlist", "allowlists"):  # gitleaks' global allowlist(s)
-            tables = data.get(key, [])
-            for table in [tables] if isinstance(tables, dict) else tables:
-                allowlists.append(Allowlist.from_toml(table))
-        rules.extend(r for r in map(SecretRule.from_toml, data.get("rules", [])) if r is not None)
+            found = data.get(key, [])
+            allowlists.extend(Allowlist.from_toml(t) for t in ([found] if isinstance(found, dict) else found))
+        tables.extend(data.get("rules", []))
+        adaptations.update({a["id"]: a for a in data.get("adapt", [])})
+    rules = []
+    for table in tables:
+        adapt = adaptations.get(table.get("id"))
+        if adapt is not None and table.get("regex") == adapt["from"]:  # a stale adaptation is not applied
+            table = {**table, "regex": adapt["regex"]}
+        rule = SecretRule.from_toml(table)
+        if rule is not None:
+            rules.append(rule)
     return RuleSet(rules, tuple(allowlists))
+
+
+def stale_adaptations(paths: Iterable[Path] | None = None) -> list[str]:
+    """Ids of adaptations whose rule is gone or no longer has the regex they were written for."""
+    tables, adaptations = {}, []
+    for path in paths or [RULES_DIR / name for name in RULE_FILES]:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        tables.update({t["id"]: t for t in data.get("rules", [])})
+        adaptations.extend(data.get("adapt", []))
+    return [a["id"] for a in adaptations if tables.get(a["id"], {}).get("regex") != a["from"]]
 
 
 @lru_cache(maxsize=1)

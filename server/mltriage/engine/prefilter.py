@@ -25,8 +25,9 @@ class Prefilter:
 
     backend = "python"
 
-    def __init__(self, literals: list[str]) -> None:
+    def __init__(self, literals: list[str], single_match: bool = False) -> None:
         self.literals = sorted({lit.encode("utf-8") for lit in literals}, key=len, reverse=True)
+        self.single_match = single_match  # report each literal once at most (which ones occur, not where)
 
     def starts(self, block: bytes) -> list[int]:
         return sorted({start for start, _ in self.matches(block)})
@@ -38,7 +39,7 @@ class Prefilter:
             i = block.find(lit)
             while i != -1:
                 found.append((i, n))
-                i = block.find(lit, i + 1)
+                i = -1 if self.single_match else block.find(lit, i + 1)
         found.sort()
         return found
 
@@ -46,13 +47,14 @@ class Prefilter:
 class HyperscanPrefilter(Prefilter):
     backend = "hyperscan"
 
-    def __init__(self, literals: list[str], cache_dir: Path | None = None) -> None:
-        super().__init__(literals)
+    def __init__(self, literals: list[str], cache_dir: Path | None = None, single_match: bool = False) -> None:
+        super().__init__(literals, single_match)
         self._lengths = [len(lit) for lit in self.literals]
         self._db = self._load_or_compile(cache_dir)
 
     def _load_or_compile(self, cache_dir: Path | None):
-        key = hashlib.sha256(b"\0".join(self.literals) + _hs.__version__.encode()).hexdigest()[:24]
+        flag = _hs.HS_FLAG_SINGLEMATCH if self.single_match else 0
+        key = hashlib.sha256(b"\0".join(self.literals) + _hs.__version__.encode() + b"%d" % flag).hexdigest()[:24]
         path = cache_dir / f"prefilter-{key}.hsdb" if cache_dir else None
         if path is not None:
             try:
@@ -63,7 +65,7 @@ class HyperscanPrefilter(Prefilter):
                 pass
         db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
         expressions = [_literal_regex(lit) for lit in self.literals]
-        db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=[0] * len(expressions))
+        db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=[flag] * len(expressions))
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,10 +93,10 @@ def _literal_regex(lit: bytes) -> bytes:
     return b"".join(bytes([c]) if chr(c).isalnum() else b"\\x%02x" % c for c in lit)
 
 
-def make_prefilter(literals: list[str], cache_dir: Path | None = None) -> Prefilter:
+def make_prefilter(literals: list[str], cache_dir: Path | None = None, single_match: bool = False) -> Prefilter:
     if _hs is not None and os.environ.get("MLTRIAGE_PREFILTER", "auto") != "python":
         try:
-            return HyperscanPrefilter(literals, cache_dir)
+            return HyperscanPrefilter(literals, cache_dir, single_match)
         except Exception:
             pass
-    return Prefilter(literals)
+    return Prefilter(literals, single_match)
