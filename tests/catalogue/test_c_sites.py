@@ -70,7 +70,11 @@ def test_nccl_sites():
         # printf on an error path (followed by a trap), fprintf to stderr
         (line('printf("rank %d: slot load'), line('printf("rank %d: slot load'), "slotAbort", "error",
          "rank {rank}: slot load {load} is out of range", ["int", "float"], None),
-        (line('fprintf(stderr'), line('fprintf(stderr'), "slotsClientMain", "error",
+        # a stringifying macro among the pieces is a placeholder; the message spans two output lines
+        (line('"Usage: %s [OPTION]') - 1, line('" by default)'), "slotsUsage", "error",
+         "Usage: {argv0} [OPTION]...\n  -p, --port=PORT  port of the slot server ({STR_SLOT_DEFAULT_PORT} by default)",
+         ["str", "str"], None),
+        (line('fprintf(stderr, "Unknown'), line('fprintf(stderr, "Unknown'), "slotsClientMain", "error",
          "Unknown slot format: {argv_1} (expected text or json)", ["str"], None),
     ]
     # left out: TRACE (compiled out), #if 0, a developer's table printf, fprintf to a file, "%s" alone
@@ -157,13 +161,18 @@ def test_rendered_formats_match_their_matchers(rel, project):
     for site in _sites(rel, project):
         placeholders = [p for p in site.format.parts if isinstance(p, Placeholder)]
         values = {p.name: _SAMPLES[p.type] for p in placeholders}
-        rendered = site.format.render(values)
-        (line_parts,) = site.format.lines()
-        m = re.search(line_regex(line_parts), rendered)
-        assert m, (site.format.text, rendered)
-        leading = line_parts[0].name if isinstance(line_parts[0], Placeholder) else None
-        assert {k: v for k, v in m.groupdict().items()} == {p.name: values[p.name] for p in placeholders
-                                                              if p.name != leading}
+        rendered = site.format.render(values).split("\n")
+        lines = site.format.lines()
+        assert len(lines) == len(rendered)
+        captured: dict[str, str] = {}
+        leading = set()
+        for line_parts, text in zip(lines, rendered):
+            m = re.search(line_regex(line_parts), text)
+            assert m, (site.format.text, text)
+            captured.update(m.groupdict())
+            if isinstance(line_parts[0], Placeholder):
+                leading.add(line_parts[0].name)  # a matcher leaves a leading placeholder off
+        assert captured == {p.name: values[p.name] for p in placeholders if p.name not in leading}
 
 
 def test_real_printf_output_matches_extracted_formats(tmp_path):

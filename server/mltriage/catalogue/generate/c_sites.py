@@ -583,6 +583,17 @@ def _literal(arg: list[Node]) -> list[str | Placeholder] | None:
             elif node.type == "identifier":
                 m = _PRI_MACRO.fullmatch(node.text.decode())
                 pieces.append(m.group(1) if m else Placeholder(node.text.decode()))
+            elif node.type == "call_expression":  # a macro among the pieces: "(" STR(PORT) " by default)"
+                function, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+                if function is None or args is None:
+                    return False
+                if function.type == "concatenated_string" and function.named_children[-1].type == "identifier":
+                    if not feed(function.named_children[:-1]):
+                        return False
+                    function = function.named_children[-1]
+                if function.type != "identifier":
+                    return False
+                pieces.append(Placeholder(function.text.decode() + args.text.decode()))
             elif node.type == "comment":
                 continue
             else:
