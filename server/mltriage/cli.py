@@ -36,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"mltriage: error: {message}\n")
 
 
-def _build_parser(with_probe: bool = True) -> argparse.ArgumentParser:
+def _build_parser(with_probe: bool = True, argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="mltriage", description="A local doctor for failed ML training and inference runs.")
     parser.add_argument("--version", action="version", version=f"mltriage {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -62,6 +62,12 @@ def _build_parser(with_probe: bool = True) -> argparse.ArgumentParser:
     sigs_sub.add_parser("schema", help="print the signature JSON Schema")
     sigs_sub.add_parser("build-cache", help="write the validated library cache that ships beside the signatures")
 
+    catalogue = sub.add_parser("catalogue", help="search the error catalogue: every raise and log site upstream, per release")
+    if "catalogue" in (argv or ()):  # its own parser only when asked for: start-up stays small
+        from mltriage.catalogue import cli as catalogue_cli
+
+        catalogue_cli.add_arguments(catalogue)
+
     probe = sub.add_parser("probe", help="probe local GPU peer-to-peer: supported, correct, fast")
     if with_probe:  # importing the probe costs start-up time that `diagnose` should not pay
         from mltriage.probe import cli as probe_cli
@@ -72,7 +78,7 @@ def _build_parser(with_probe: bool = True) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = _build_parser(with_probe="probe" in argv or "-h" in argv or "--help" in argv)
+    parser = _build_parser(with_probe="probe" in argv or "-h" in argv or "--help" in argv, argv=argv)
     args = parser.parse_args(argv)
     try:
         if args.command == "diagnose":
@@ -81,12 +87,16 @@ def main(argv: list[str] | None = None) -> int:
             return _explain(args)
         if args.command == "signatures":
             return _signatures(args)
+        if args.command == "catalogue":
+            from mltriage.catalogue import cli as catalogue_cli
+
+            return catalogue_cli.run(args)
         if args.command == "probe":
             from mltriage.probe import cli as probe_cli
 
             return probe_cli.run(args)
         parser.print_usage(sys.stderr)
-        print("mltriage: error: a command is required: diagnose, explain, signatures or probe (mltriage -h for help)", file=sys.stderr)
+        print("mltriage: error: a command is required: diagnose, explain, catalogue, signatures or probe (mltriage -h for help)", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -28,6 +28,24 @@ def export_line(name: str, value: str) -> str:
 
 
 @dataclass
+class CatalogueRef:
+    """Where upstream source raises or logs this message, in the releases this log can come from."""
+
+    id: str  # the catalogue entry (``mltriage catalogue show ID``)
+    project: str
+    kind: str  # exception type or log level
+    format: str  # the message as the source writes it, ``{name}`` for each value
+    function: str | None
+    site: str  # ``path:line`` in the newest of ``releases``
+    releases: str  # ``vLLM 0.5.4–0.10.1``
+    link: str | None  # that line at a pinned upstream commit
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "project": self.project, "kind": self.kind, "format": self.format,
+                "function": self.function, "site": self.site, "releases": self.releases, "link": self.link}
+
+
+@dataclass
 class Fix:
     summary: str = ""
     env: dict[str, str] = field(default_factory=dict)
@@ -71,6 +89,7 @@ class Finding:
     kind: str = "crash"  # the signature's kind: crash | hang | silent-corruption | performance | configuration
     reported_by: str = "worker"  # "launcher": a supervisor's line about a worker, not the worker's own words
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
+    catalogue: CatalogueRef | None = None  # the upstream source site of this message, from the error catalogue
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
 
     @property
@@ -105,6 +124,7 @@ class Finding:
             "caused_by": self.caused_by,
             "kind": self.kind,
             "generic": self.generic,
+            "catalogue": self.catalogue.to_json() if self.catalogue else None,
         }
 
 
@@ -151,6 +171,7 @@ class Diagnosis:
     flight_recorder: list[dict[str, Any]] = field(default_factory=list)  # per-rank summaries of the dumps
     topology: dict[str, Any] | None = None  # facts from pasted nvidia-smi topo -m / p2pBandwidthLatencyTest
     root_cause_index: int | None = None  # decided by triage alone: the index in findings of the root cause
+    releases: dict[str, str] = field(default_factory=dict)  # project -> releases this log can come from (catalogue)
 
     @property
     def status(self) -> str:
@@ -185,6 +206,7 @@ class Diagnosis:
             "failure_domain": self.failure_domain,
             "findings": [f.to_json() for f in self.findings],
             "root_cause_index": self.root_cause_index,
+            "releases": dict(self.releases),
             "ranks": [r.to_json() for r in self.ranks],
             "timeline": list(self.timeline),
             "inputs": {

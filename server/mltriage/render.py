@@ -6,6 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mltriage import __version__
+from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.model import Diagnosis, Finding
 from mltriage.templates import ranks_text as _ranks_text
 
@@ -138,13 +139,22 @@ def _render_finding(f: Finding, p: _Paint, max_evidence: int, label: str) -> lis
     for command in f.fix.commands:
         out.append(p(f"    $ {command}", "cyan"))
     out.append(p("  Verify:", "bold") + f" {f.verify}")
-    out.append(p(f"  More: mltriage explain {f.signature}", "dim"))
+    if f.catalogue is not None and f.signature != CATALOGUE_SIGNATURE:
+        out.append(p("  Source:", "bold") + f" {f.catalogue.site} in {f.catalogue.releases}"
+                   + (f" ({f.catalogue.link})" if f.catalogue.link else ""))
+    if f.signature == CATALOGUE_SIGNATURE and f.catalogue is not None:
+        out.append(p(f"  More: mltriage catalogue show {f.catalogue.id}", "dim"))
+    else:
+        out.append(p(f"  More: mltriage explain {f.signature}", "dim"))
     out.append("")
     return out
 
 
 def _footer(d: Diagnosis, p: _Paint) -> list[str]:
     out = []
+    if d.releases:
+        out.append(p("This log comes from: ", "bold") + "; ".join(d.releases.values())
+                   + " (from the catalogued messages it holds)")
     if d.topology:
         out.append(p(f"GPU topology (pasted {', '.join(d.topology['sources'])}):", "bold"))
         out.extend(f"  {fact}" for fact in d.topology["facts"])

@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
+from mltriage.engine.catalogued import consult_catalogue
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
 from mltriage.engine.errorfile import MAX_ERROR_FILE, as_log_text
 from mltriage.engine.flight_recorder import DumpTooLarge, FlightRecorderError, RankTrace, rank_of, read_dump, summarize
@@ -137,11 +138,13 @@ def diagnose_streams(
             unread.append({"name": source.name, "reason": os_error_reason(source.name, exc) + " (part-way through)"})
         scanner.end()
     findings = build_findings(scanner)
+    catalogued, releases = consult_catalogue(findings, scanner.catalogue_lines)
+    findings += catalogued
     findings += reason_about_run(findings, scanner.run, library)
     findings = order_findings(findings, names)
     interpret(findings)
     name_the_command(findings, scanner.run)
-    diagnosis = Diagnosis(findings=findings, sources=names, unread=unread)
+    diagnosis = Diagnosis(findings=findings, sources=names, unread=unread, releases=releases)
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
     if scanner.dropped_hits:

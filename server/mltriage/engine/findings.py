@@ -87,7 +87,7 @@ def build_findings(scanner: Scanner) -> list[Finding]:
 _PY_WARNING = re.compile(r"^(?:WARNING:[\w.]+:|\S+:\d+: \w*Warning: |\w*Warning: )")
 
 
-def _message_level(message: str) -> str | None:
+def message_level(message: str) -> str | None:
     """Python's own warning forms: logging's default "WARNING:name:" and warnings.warn's "file:N: XWarning:"."""
     return "warning" if _PY_WARNING.match(message.lstrip()) else None
 
@@ -149,7 +149,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         evidence = [hit.text]
     rank = hit.stream[1]
     host = hit.context.host or hit.source.host
-    level = hit.context.level or _message_level(hit.context.message)
+    level = hit.context.level or message_level(hit.context.message)
     if level == "warning":
         facts.setdefault("log_level", "warning")  # the program said it went on
     if hit.context.device is not None:

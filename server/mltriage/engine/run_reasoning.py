@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
+from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
 from mltriage.engine.findings import render_rule_text
 
@@ -274,8 +275,8 @@ def _demote_unterminated_tracebacks(findings: list[Finding]) -> None:
 
 def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
     for f in findings:
-        if f.block is None or not f.is_error:
-            continue
+        if (f.block is None and f.signature != CATALOGUE_SIGNATURE) or not f.is_error:
+            continue  # a traceback, or an error line logged by the program (the catalogue's findings)
         tail = _meaningful(run.tails.get(f.source, []))
         own = [t for t in tail if t.rank == f.rank]
         if not own:

@@ -13,6 +13,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
+from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, CatalogueLines
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
@@ -78,7 +79,7 @@ def prefilter_for(library: Library) -> Prefilter:
     prefilter = library.__dict__.get("_prefilter")
     if prefilter is None:
         builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, LAST_ERROR_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS,
-                   *MARKER_LITERALS]
+                   *MARKER_LITERALS, *CATALOGUE_MARKERS]
         prefilter = library.__dict__["_prefilter"] = make_prefilter([*library.trigger_index, *builtin], cache_dir())
     return prefilter
 
@@ -113,6 +114,7 @@ class Scanner:
         self.bytes_read = 0
         self.timeouts = 0
         self.run = RunFacts()
+        self.catalogue_lines = CatalogueLines()  # error/warning lines for the catalogue to name
         self._reset_source(None)
 
     def _use_prefilter(self, prefilter) -> None:
@@ -212,6 +214,16 @@ class Scanner:
             pos = end + 1
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
+        self._keep_tail(block)
+
+    def _keep_tail(self, block: bytes) -> None:
+        """The input's last bytes, for its last lines. NUL padding (what a crashed writer leaves)
+        holds no text, so it never pushes the last real lines out."""
+        if b"\x00" in block:
+            text = block.replace(b"\x00", b"")
+            if not block.endswith(b"\n") and (not text or text.endswith(b"\n")):
+                text += b" "  # the NUL run was a line of its own: keep it one, so line numbers stay right
+            block = text
         self._tail = (self._tail + block)[-TAIL_BYTES:] if len(block) < TAIL_BYTES else block[-TAIL_BYTES:]
 
     @staticmethod
@@ -356,6 +368,8 @@ class Scanner:
                 self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
                 return
         index = self.library.trigger_index
+        if present and not requires_only and stream not in self.open_blocks and not present.isdisjoint(CATALOGUE_MARKERS):
+            self.catalogue_lines.offer(self.source, stream, line_no, text, ctx)
         seen: set[str] = set()
         candidates = self._triggers if present is None else [t for t in present if t in index]
         for trigger in candidates:

@@ -1,0 +1,168 @@
+"""``mltriage catalogue search | show | list``: the error catalogue for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from mltriage.catalogue.formats import TOKEN
+from mltriage.catalogue.match import NICE_NAMES, CatalogueMatch, describe_releases, hints_in, match_line
+from mltriage.catalogue.store import Catalogue, Entry, default_catalogue
+from mltriage.masking import mask_secrets
+
+MAX_WORD_RESULTS = 5
+
+
+def add_arguments(parser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
+    search = sub.add_parser("search", help="which catalogued message a pasted error is, where and in which releases")
+    search.add_argument("text", nargs="+", help="the message (or - to read it from stdin)")
+    search.add_argument("--json", action="store_true")
+    show = sub.add_parser("show", help="one entry whole: its format, matchers and every release's site")
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true")
+    ls = sub.add_parser("list", help="the entries of one project (in one release)")
+    ls.add_argument("--project", required=True)
+    ls.add_argument("--release", help="only entries present in this release")
+    ls.add_argument("--json", action="store_true")
+
+
+def run(args, out=sys.stdout) -> int:
+    catalogue = default_catalogue()
+    if not catalogue.available:
+        print("mltriage: the error catalogue is not installed (no catalogue data found)", file=sys.stderr)
+        return 2
+    if args.action == "search":
+        return _search(catalogue, args, out)
+    if args.action == "show":
+        entry = catalogue.entry(args.id)
+        if entry is None:
+            print(f"mltriage: no catalogue entry {args.id!r} (try `mltriage catalogue search TEXT`)", file=sys.stderr)
+            return 2
+        if args.json:
+            print(json.dumps(_entry_json(catalogue, entry), indent=2), file=out)
+        else:
+            print(_entry_text(catalogue, entry, None), file=out)
+        return 0
+    return _list(catalogue, args, out)
+
+
+def _search(catalogue: Catalogue, args, out) -> int:
+    text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
+    from mltriage.engine.prefixes import parse_prefixes
+
+    results: list[tuple[Entry, CatalogueMatch | None]] = []
+    for line in [ln for ln in text.splitlines() if ln.strip()][:50]:
+        message = parse_prefixes(line).message
+        for m in match_line(message, catalogue, hints_in(line)):
+            if all(m.entry.id != e.id for e, _ in results):
+                results.append((m.entry, m))
+    if not results:  # not a whole message: the entries sharing the most words with it
+        results = [(e, None) for e in _by_words(catalogue, text)]
+    if args.json:
+        print(json.dumps([{**_entry_json(catalogue, e), "matched": m is not None,
+                           "captured": m.facts if m else {}} for e, m in results], indent=2), file=out)
+        return 0 if results else 1
+    if not results:
+        print("No catalogue entry matches this text.", file=out)
+        return 1
+    exact = any(m is not None for _, m in results)
+    if not exact:
+        print("No entry matches the whole text; the closest by shared words:\n", file=out)
+    for n, (entry, match) in enumerate(results):
+        if n:
+            print("\n" + "-" * 72 + "\n", file=out)
+        print(_entry_text(catalogue, entry, match), file=out)
+    return 0
+
+
+def _by_words(catalogue: Catalogue, text: str) -> list[Entry]:
+    words = set(TOKEN.findall(text))
+    if not words:
+        return []
+    scored = []
+    for entry in catalogue.all_entries():
+        shared = len(words & set(TOKEN.findall(entry.format)))
+        if shared >= max(2, len(words) // 2):
+            scored.append((shared, entry.id, entry))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [e for _, _, e in scored[:MAX_WORD_RESULTS]]
+
+
+def _curated_for(entry: Entry) -> list[str]:
+    """Curated encyclopedia entries that recognise this message (rendered with sample values)."""
+    from mltriage.catalogue.formats import Format
+    from mltriage.engine import diagnose_text
+
+    sample = entry.format.replace("{", "").replace("}", "") if "{" in entry.format else entry.format
+    _ = Format
+    diagnosis = diagnose_text(sample.splitlines()[0] if sample else sample)
+    return sorted({f.signature for f in diagnosis.findings if not f.generic and f.signature != "catalogue"})
+
+
+def _entry_json(catalogue: Catalogue, entry: Entry) -> dict:
+    releases = catalogue.releases(entry.project)
+    return {
+        "id": entry.id, "project": entry.project, "kind": entry.kind, "format": entry.format,
+        "matchers": entry.lines, "cause": entry.cause,
+        "present_in": describe_releases(catalogue, entry.project, entry.release_indices()),
+        "sites": [{"releases": [releases[s.first].name, releases[s.last].name] if releases else [s.first, s.last],
+                   "path": s.path, "line": s.line, "end_line": s.end_line, "function": s.function,
+                   "link": catalogue.link(entry, s)} for s in entry.sites],
+        "curated": _curated_for(entry),
+    }
+
+
+def _entry_text(catalogue: Catalogue, entry: Entry, match: CatalogueMatch | None) -> str:
+    releases = catalogue.releases(entry.project)
+    project = NICE_NAMES.get(entry.project, entry.project)
+    lines = [f"{entry.id} · {project} · {entry.kind}", "", "Message format:", *("    " + ln for ln in entry.format.splitlines())]
+    if match is not None and match.facts:
+        lines += ["", "Captured from your text: " + ", ".join(f"{k} = {mask_secrets(v)}" for k, v in match.facts.items())]
+    present = entry.release_indices()
+    lines += ["", f"Present in: {describe_releases(catalogue, entry.project, present)}"]
+    if match is not None and match.hint is not None:
+        lines.append(f"Your text's {match.hint.file}:{match.hint.line} narrows it to: "
+                     f"{describe_releases(catalogue, entry.project, match.releases)}")
+    if entry.cause:
+        lines.append(f"Cause in the source: {entry.cause}")
+    lines += ["", "Source sites, per release range:"]
+    for s in sorted(entry.sites, key=lambda s: -s.last)[:12]:
+        span = f"{s.line}-{s.end_line}" if s.end_line != s.line else str(s.line)
+        names = f"{releases[s.first].name}–{releases[s.last].name}" if s.first != s.last else releases[s.first].name
+        lines.append(f"  {names}: {s.path}:{span}" + (f" in {s.function}" if s.function else ""))
+        link = catalogue.link(entry, s)
+        if link:
+            lines.append(f"      {link}")
+    if len(entry.sites) > 12:
+        lines.append(f"  … {len(entry.sites) - 12} older site ranges (`mltriage catalogue show {entry.id} --json`)")
+    curated = _curated_for(entry)
+    lines += ["", "Curated entry: " + (", ".join(f"{c} (mltriage explain {c})" for c in curated) if curated
+                                        else "none yet")]
+    return "\n".join(lines)
+
+
+def _list(catalogue: Catalogue, args, out) -> int:
+    releases = catalogue.releases(args.project)
+    if not releases:
+        known = ", ".join(sorted(catalogue.projects))
+        print(f"mltriage: no project {args.project!r} in the catalogue (known: {known})", file=sys.stderr)
+        return 2
+    index = None
+    if args.release:
+        index = next((i for i, r in enumerate(releases) if r.name == args.release or r.ref == args.release), None)
+        if index is None:
+            print(f"mltriage: {args.project} has no release {args.release!r} in the catalogue "
+                  f"(covered: {releases[0].name} … {releases[-1].name})", file=sys.stderr)
+            return 2
+    entries = [e for e in catalogue.all_entries() if e.project == args.project
+               and (index is None or any(s.first <= index <= s.last for s in e.sites))]
+    entries.sort(key=lambda e: (e.kind, e.format))
+    if args.json:
+        print(json.dumps([{"id": e.id, "kind": e.kind, "format": e.format} for e in entries], indent=1), file=out)
+        return 0
+    for e in entries:
+        first = e.format.splitlines()[0] if e.format else ""
+        print(f"{e.id}  {e.kind:<18} {first[:100]}", file=out)
+    print(f"{len(entries)} entries", file=out)
+    return 0

@@ -1,0 +1,69 @@
+"""Regenerate the error catalogue: ``python -m mltriage.catalogue.generate [--fetch] [PROJECT ...]``.
+
+Reads every covered release of each project (git mirrors under $MLTRIAGE_MIRRORS, wheels cached
+under $MLTRIAGE_CATALOGUE_SOURCES; ``--fetch`` downloads missing wheels first) and rewrites
+``server/mltriage/catalogue/data``. See ../README.md for what each project covers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from mltriage.catalogue.generate.build import ProjectInput, python_sites_of, write
+from mltriage.catalogue.generate.projects import PYTHON_PROJECTS
+from mltriage.catalogue.generate.sources import GitProject, Release
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+ALL = ["nccl", *PYTHON_PROJECTS]
+
+
+def _nccl_input() -> ProjectInput:
+    from mltriage.catalogue.generate import c_sites  # needs the 'catalogue' extra (tree-sitter)
+
+    git_dir = GitProject("nccl", "NVIDIA/nccl", ("src",), r"v(2\..*)").git_dir
+    releases = [Release(tag[1:] if tag.startswith("v") else tag, tag, commit, date)
+                for tag, commit, date in c_sites.nccl_releases(str(git_dir))]
+    by_ref = {r.ref: r for r in releases}
+
+    def sites_of(release: Release):
+        return c_sites.sites_at(str(git_dir), by_ref[release.ref].commit)
+
+    return ProjectInput("nccl", "NVIDIA/nccl", "git tags v2.x of github.com/NVIDIA/nccl (C/C++ WARN/INFO sites)",
+                        releases, sites_of)
+
+
+def _python_input(name: str, fetch: bool) -> ProjectInput:
+    project = PYTHON_PROJECTS[name]
+    if fetch and hasattr(project, "missing"):
+        for version in project.missing():
+            ok = project.fetch(version)
+            print(f"fetch {name} {version}: {'ok' if ok else 'FAILED'}", flush=True)
+    source = (f"git tags of github.com/{project.repo}" if isinstance(project, GitProject)
+              else f"the Python files of the {project.package} wheels on PyPI")
+    return ProjectInput(name, project.repo, source, project.releases(), python_sites_of(project.files))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mltriage.catalogue.generate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("projects", nargs="*", default=ALL, help=f"default: all ({', '.join(ALL)})")
+    ap.add_argument("--fetch", action="store_true", help="download the wheels of releases not yet cached")
+    ap.add_argument("--out", type=Path, default=DATA)
+    args = ap.parse_args(argv)
+    unknown = [p for p in args.projects if p not in ALL]
+    if unknown:
+        ap.error(f"unknown project(s): {', '.join(unknown)}")
+    t0 = time.perf_counter()
+    inputs = [_nccl_input() if name == "nccl" else _python_input(name, args.fetch) for name in args.projects]
+    coverage = write(inputs, args.out, log=lambda s: print(s, flush=True))
+    for name, cov in coverage.items():
+        print(f"{name}: {len(cov['releases'])} releases, {cov['formats']} formats, {cov['entries']} entries")
+    print(f"done in {time.perf_counter() - t0:.0f} s -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Merge every release's message sites into catalogue entries and write the catalogue's data files.
+
+One entry per (project, kind, message format). Its sites are kept per release and compressed into
+release ranges that share a site (path, line span, function); the ranges together are the releases
+in which this exact format exists. Formats with too little literal text to mean anything, or with
+no word to index them by, are left out: they would fire on healthy lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import time
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from mltriage.catalogue.formats import MIN_LITERAL_CHARS, Format, key_words, line_regex
+from mltriage.catalogue.generate.sites import SourceSite
+from mltriage.catalogue.generate.sources import Release
+
+SHARDS = 64
+SCHEMA = "mltriage.catalogue/v1"
+
+
+def shard_of(key: str) -> int:
+    return zlib.crc32(key.encode()) % SHARDS
+
+
+def entry_id(project: str, kind: str, text: str) -> str:
+    """Stable across regenerations: the same project, kind and format always get the same id."""
+    digest = hashlib.sha1(kind.encode() + b"\0" + text.encode("utf-8", "replace")).hexdigest()
+    return f"{project}-{digest[:10]}"
+
+
+@dataclass(slots=True)
+class _Builder:
+    project: str
+    kind: str
+    format: Format
+    sites: dict[int, set[tuple[str, int, int, str | None]]] = field(default_factory=lambda: defaultdict(set))
+    cause: str | None = None
+
+
+@dataclass(slots=True)
+class ProjectInput:
+    """One project's releases (in order) and a way to get each release's sites."""
+
+    name: str
+    repo: str
+    source: str  # where its source came from, said in the README and the data
+    releases: list[Release]
+    sites_of: Callable[[Release], Iterable[SourceSite]]
+
+
+def python_sites_of(files_of: Callable[[Release], Iterator[tuple[str, str]]]) -> Callable[[Release], Iterator[SourceSite]]:
+    """Sites of a release's Python files; a file unchanged since an earlier release is not parsed again."""
+    from mltriage.catalogue.generate.python_sites import extract_python
+
+    cache: dict[bytes, list[SourceSite]] = {}
+
+    def sites_of(release: Release) -> Iterator[SourceSite]:
+        for path, text in files_of(release):
+            digest = hashlib.sha1(path.encode() + b"\0" + text.encode("utf-8", "replace")).digest()
+            sites = cache.get(digest)
+            if sites is None:
+                sites = cache[digest] = extract_python(path, text)
+            yield from sites
+
+    return sites_of
+
+
+def collect(project: ProjectInput, log: Callable[[str], None] = print) -> tuple[list[_Builder], dict[str, int]]:
+    builders: dict[tuple[str, str], _Builder] = {}
+    per_release: dict[str, int] = {}
+    for idx, release in enumerate(project.releases):
+        t0 = time.perf_counter()
+        count = 0
+        for site in project.sites_of(release):
+            count += 1
+            key = (site.kind, site.format.text)
+            builder = builders.get(key)
+            if builder is None:
+                builder = builders[key] = _Builder(project.name, site.kind, site.format)
+            builder.format = site.format  # the newest release's placeholder types win
+            builder.sites[idx].add((site.path, site.line, site.end_line, site.function))
+            if site.cause and not builder.cause:
+                builder.cause = site.cause
+        per_release[release.name] = count
+        log(f"{project.name} {release.name}: {count} sites ({time.perf_counter() - t0:.1f} s)")
+    return list(builders.values()), per_release
+
+
+def _site_ranges(sites: dict[int, set[tuple]]) -> list[list]:
+    """[first, last, path, line, end_line, function] for each run of consecutive releases sharing a site."""
+    runs: list[list] = []
+    open_runs: dict[tuple, list] = {}
+    for idx in sorted(sites):
+        still_open = {}
+        for site in sorted(sites[idx], key=lambda s: (s[0], s[1])):
+            run = open_runs.get(site)
+            if run is not None and run[1] == idx - 1:
+                run[1] = idx
+            else:
+                run = [idx, idx, *site]
+                runs.append(run)
+            still_open[site] = run
+        open_runs = still_open
+    return sorted(runs, key=lambda r: (r[0], r[2], r[3]))
+
+
+def _entry_json(b: _Builder, key: str) -> dict | None:
+    lines = [line_regex(parts) for parts in b.format.lines()]
+    if not any(lines):
+        return None
+    return {"id": entry_id(b.project, b.kind, b.format.text), "project": b.project, "kind": b.kind,
+            "format": b.format.text, "lines": lines, "key": key, "cause": b.cause, "sites": _site_ranges(b.sites)}
+
+
+def usable(b: _Builder) -> bool:
+    return b.format.literal_chars >= MIN_LITERAL_CHARS
+
+
+def write(projects: list[ProjectInput], out: Path, log: Callable[[str], None] = print) -> dict:
+    """Build every project and write ``releases.json``, ``index.json.gz`` and the entry shards."""
+    builders: list[_Builder] = []
+    coverage: dict[str, dict] = {}
+    for project in projects:
+        found, per_release = collect(project, log)
+        kept = [b for b in found if usable(b)]
+        builders += kept
+        coverage[project.name] = {"releases": per_release, "formats": len(found), "kept": len(kept)}
+    # index each entry by its rarest whole word, so that a line is tried against few entries
+    words_of = {id(b): {w for parts in b.format.lines() if line_regex(parts) for w in key_words(parts)} for b in builders}
+    frequency = Counter(w for words in words_of.values() for w in words)
+    shards: list[list[str]] = [[] for _ in range(SHARDS)]
+    keys: set[str] = set()
+    per_project = Counter()
+    for b in builders:
+        words = words_of[id(b)]
+        if not words:
+            continue
+        key = min(words, key=lambda w: (frequency[w], -len(w), w))
+        doc = _entry_json(b, key)
+        if doc is None:
+            continue
+        keys.add(key)
+        per_project[b.project] += 1
+        shards[shard_of(key)].append(json.dumps(doc, separators=(",", ":")))
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("shard-*.jsonl.gz"):
+        old.unlink()
+    for n, rows in enumerate(shards):
+        with gzip.open(out / f"shard-{n:02d}.jsonl.gz", "wt", encoding="utf-8", compresslevel=9) as fh:
+            fh.write("\n".join(sorted(rows)) + ("\n" if rows else ""))
+    with gzip.open(out / "index.json.gz", "wt", encoding="utf-8", compresslevel=9) as fh:
+        json.dump({"schema": SCHEMA, "shards": SHARDS, "keys": sorted(keys)}, fh, separators=(",", ":"))
+    releases = {p.name: {"repo": p.repo, "source": p.source,
+                         "releases": [[r.name, r.ref, r.commit, r.date] for r in p.releases]} for p in projects}
+    for name, cov in coverage.items():
+        cov["entries"] = per_project[name]
+    (out / "releases.json").write_text(json.dumps({"schema": SCHEMA, "projects": releases, "coverage": coverage},
+                                                  indent=1) + "\n")
+    return coverage
+
+
+def replace_path(site: SourceSite, path: str) -> SourceSite:
+    return replace(site, path=path)

@@ -1,0 +1,43 @@
+"""The projects the catalogue covers, and where each one's releases come from.
+
+Release lists are explicit so that a regeneration reproduces the same catalogue; add a release
+here to cover it. Git projects take every tag that names a release.
+"""
+
+from __future__ import annotations
+
+from mltriage.catalogue.generate.sources import GitProject, WheelProject
+
+_VLLM = (
+    "0.2.0 0.2.1.post1 0.2.2 0.2.3 0.2.4 0.2.5 0.2.6 0.2.7 0.3.0 0.3.1 0.3.2 0.3.3 0.4.0 0.4.0.post1 0.4.1 0.4.2 "
+    "0.4.3 0.5.0 0.5.0.post1 0.5.1 0.5.2 0.5.3 0.5.3.post1 0.5.4 0.5.5 0.6.0 0.6.1 0.6.1.post1 0.6.1.post2 0.6.2 "
+    "0.6.3 0.6.3.post1 0.6.4 0.6.4.post1 0.6.5 0.6.6 0.6.6.post1 0.7.0 0.7.1 0.7.2 0.7.3 0.8.0 0.8.1 0.8.2 0.8.3 "
+    "0.8.4 0.8.5 0.8.5.post1 0.9.0 0.9.0.1 0.9.1 0.9.2 0.10.0 0.10.1 0.10.1.1 0.10.2 0.11.0 0.11.1 0.11.2 0.12.0 "
+    "0.13.0 0.14.0 0.14.1 0.15.0 0.15.1 0.16.0 0.17.0 0.17.1 0.18.0 0.18.1 0.19.0 0.19.1 0.20.0 0.20.1 0.20.2 "
+    "0.21.0 0.22.0 0.22.1 0.23.0 0.24.0 0.25.0 0.25.1 0.26.0 0.27.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0"
+).split()
+
+# transformers: the last release of every minor line (model-specific files are left out, see README)
+_TRANSFORMERS = (
+    "4.0.1 4.1.1 4.2.2 4.3.3 4.4.2 4.5.1 4.6.1 4.7.0 4.8.2 4.9.2 4.10.3 4.11.3 4.12.5 4.13.0 4.14.1 4.15.0 4.16.2 "
+    "4.17.0 4.18.0 4.19.4 4.20.1 4.21.3 4.22.2 4.23.1 4.24.0 4.25.1 4.26.1 4.27.4 4.28.1 4.29.2 4.30.2 4.31.0 "
+    "4.32.1 4.33.3 4.34.1 4.35.2 4.36.2 4.37.2 4.38.2 4.39.3 4.40.2 4.41.2 4.42.4 4.43.4 4.44.2 4.45.2 4.46.3 "
+    "4.47.1 4.48.3 4.49.0 4.50.3 4.51.3 4.52.4 4.53.3 4.54.1 4.55.4 4.56.2 4.57.6 5.0.0 5.1.0 5.2.0 5.3.0 5.4.0 "
+    "5.5.4 5.6.2 5.7.0 5.8.1 5.9.0 5.10.4 5.11.0 5.12.1 5.13.1 5.14.1 5.15.1 5.16.1 5.17.0 5.18.0 5.19.0 5.20.2 "
+    "5.21.1 5.22.2 5.23.0 5.24.0"
+).split()
+
+PYTHON_PROJECTS = {
+    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)"),
+    "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"(?:core_)?(v?\d+\.\d+\.\d+|r\d+\.\d+\.\d+)"),
+    "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)"),
+    "vllm": WheelProject("vllm", "vllm-project/vllm", "vllm", ("vllm/",), tuple(_VLLM)),
+    "transformers": WheelProject("transformers", "huggingface/transformers", "transformers", ("transformers/",),
+                                 tuple(_TRANSFORMERS), exclude=r"^transformers/models/", repo_prefix="src/"),
+    # PyTorch's Python side from the wheels on this disk (older torch wheels are multi-GB CUDA builds)
+    "pytorch": WheelProject("pytorch", "pytorch/pytorch", "torch",
+                            ("torch/distributed/", "torch/cuda/", "torch/utils/data/", "torch/nn/parallel/",
+                             "torch/multiprocessing/", "torch/serialization.py", "torch/_utils.py"),
+                            ("2.13.0", "2.14.1"),
+                            local_wheels=("/opt/wheels/torch-2.13.0+cpu-*.whl", "/opt/pypi-more/files/torch-2.14.1-*.whl")),
+}

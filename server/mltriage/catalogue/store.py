@@ -1,0 +1,161 @@
+"""The catalogue's data, read lazily: an index of key words, and entry shards loaded on first use.
+
+Nothing is read until a line asks; a line's words pick the few shards (of 64) that can hold an
+entry for it, so a diagnosis that meets three unexplained error lines reads three small files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import regex
+
+DATA = Path(os.environ.get("MLTRIAGE_CATALOGUE", Path(__file__).resolve().parent / "data"))
+_LITERAL = regex.compile(r"\{\w+\}")  # a placeholder in a format's text
+MIN_FLOATING_LITERAL = 24  # literal characters a value-first format needs to be matched anywhere in a line
+GITHUB = "https://github.com/{repo}/blob/{ref}/{path}#L{line}{end}"
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    name: str
+    ref: str
+    commit: str | None
+    date: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where one release range raises or logs the message."""
+
+    first: int  # index of the first release of the range in the project's release list
+    last: int
+    path: str
+    line: int
+    end_line: int
+    function: str | None
+
+
+@dataclass
+class Entry:
+    id: str
+    project: str
+    kind: str
+    format: str
+    lines: list[str | None]  # one matcher per output line (None: a line with no literal text)
+    key: str
+    cause: str | None
+    sites: list[Site]
+
+    @cached_property
+    def matchers(self) -> list[regex.Pattern | None]:
+        return [regex.compile(p) if p else None for p in self.lines]
+
+    @property
+    def level(self) -> str:
+        """What kind of line this is for the reader: an exception, or a log level."""
+        return self.kind if self.kind in ("critical", "error", "warning", "warn", "info") else "exception"
+
+    def floating(self, line: int) -> bool:
+        """Whether this output line begins with a value, so the text before the literal is unknown."""
+        first = self.format.split("\n")[line] if line < self.format.count("\n") + 1 else ""
+        return first.startswith("{") and len(_LITERAL.sub("", first)) >= MIN_FLOATING_LITERAL
+
+    def release_indices(self) -> set[int]:
+        return {i for s in self.sites for i in range(s.first, s.last + 1)}
+
+
+class Catalogue:
+    def __init__(self, data: Path = DATA) -> None:
+        self.data = data
+        self._shards: dict[int, dict[str, list[Entry]]] = {}
+
+    @cached_property
+    def available(self) -> bool:
+        return (self.data / "index.json.gz").is_file()
+
+    @cached_property
+    def _index(self) -> dict:
+        try:
+            with gzip.open(self.data / "index.json.gz", "rt", encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError, EOFError):
+            return {"shards": 1, "keys": []}
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self._index["keys"])
+
+    @cached_property
+    def projects(self) -> dict[str, dict]:
+        try:
+            doc = json.loads((self.data / "releases.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        out = doc.get("projects", {})
+        for name, project in out.items():
+            project["releases"] = [Release(*row) for row in project["releases"]]
+            project["coverage"] = doc.get("coverage", {}).get(name, {})
+        return out
+
+    def releases(self, project: str) -> list[Release]:
+        return self.projects.get(project, {}).get("releases", [])
+
+    def _shard(self, n: int) -> dict[str, list[Entry]]:
+        shard = self._shards.get(n)
+        if shard is None:
+            shard = self._shards[n] = {}
+            try:
+                with gzip.open(self.data / f"shard-{n:02d}.jsonl.gz", "rt", encoding="utf-8") as fh:
+                    for row in fh:
+                        entry = _entry(json.loads(row))
+                        shard.setdefault(entry.key, []).append(entry)
+            except (OSError, ValueError, EOFError):
+                pass  # a damaged shard costs its entries, never the diagnosis
+        return shard
+
+    def candidates(self, words: set[str]) -> list[Entry]:
+        """Entries indexed under any of these words (a line's tokens)."""
+        out: list[Entry] = []
+        n = self._index["shards"]
+        for word in sorted(words & self.keys):
+            out += self._shard(zlib.crc32(word.encode()) % n).get(word, [])
+        return out
+
+    def all_entries(self):
+        for n in range(self._index["shards"]):
+            for entries in self._shard(n).values():
+                yield from entries
+
+    def entry(self, entry_id: str) -> Entry | None:
+        return next((e for e in self.all_entries() if e.id == entry_id), None)
+
+    def link(self, entry: Entry, site: Site, release: int | None = None) -> str | None:
+        """The line on GitHub at a pinned commit (the newest release of the range unless one is named)."""
+        project = self.projects.get(entry.project)
+        if not project:
+            return None
+        rel = project["releases"][site.last if release is None else release]
+        end = f"-L{site.end_line}" if site.end_line != site.line else ""
+        return GITHUB.format(repo=project["repo"], ref=rel.commit or rel.ref, path=site.path, line=site.line, end=end)
+
+
+def _entry(doc: dict) -> Entry:
+    return Entry(doc["id"], doc["project"], doc["kind"], doc["format"], doc["lines"], doc["key"], doc.get("cause"),
+                 [Site(*s) for s in doc["sites"]])
+
+
+_DEFAULT: Catalogue | None = None
+
+
+def default_catalogue() -> Catalogue:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Catalogue()
+    return _DEFAULT

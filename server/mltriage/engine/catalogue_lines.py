@@ -1,0 +1,41 @@
+"""Error and warning lines kept for the error catalogue: the scanner offers each line that carries a
+level marker; the catalogue stage later names those that no signature explained."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mltriage.engine.prefixes import LineContext
+from mltriage.engine.reader import Source
+
+# Phrases that mark a line as an error or warning in the stack's log formats (NCCL's WARN, Python
+# logging and vLLM's levels, c10's "[W file.cpp:N]", Python warnings). Their lines are only kept here:
+# none of them is a finding on its own.
+CATALOGUE_MARKERS = ("NCCL WARN", "ERROR", "WARNING", "CRITICAL", "[E ", "[W ", "Warning: ")
+CATALOGUE_SIGNATURE = "catalogue"  # the signature id of findings the catalogue gives (no curated entry)
+MAX_LINES = 2_000  # distinct messages kept; repeats only count
+
+
+@dataclass(slots=True)
+class CatalogueLine:
+    source: Source
+    stream: tuple
+    line: int
+    text: str
+    context: LineContext
+    count: int = 1
+
+
+@dataclass(slots=True)
+class CatalogueLines:
+    lines: list[CatalogueLine] = field(default_factory=list)
+    _by_message: dict[tuple, CatalogueLine] = field(default_factory=dict)
+
+    def offer(self, source: Source, stream: tuple, line: int, text: str, ctx: LineContext) -> None:
+        key = (source.name, stream[1], ctx.message[:512])
+        seen = self._by_message.get(key)
+        if seen is not None:
+            seen.count += 1
+        elif len(self.lines) < MAX_LINES:
+            self._by_message[key] = kept = CatalogueLine(source, stream, line, text[:2048], ctx)
+            self.lines.append(kept)

@@ -1,0 +1,131 @@
+"""The generator on a small pinned fixture of upstream-like Python source (two releases)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import regex
+
+from mltriage.catalogue.generate.build import ProjectInput, python_sites_of, write
+from mltriage.catalogue.generate.python_sites import extract_python
+from mltriage.catalogue.generate.sources import Release
+from mltriage.catalogue.store import Catalogue
+from mltriage.catalogue.match import describe_releases, match_line
+
+FIXTURE = Path(__file__).parent / "fixtures" / "pyproj"
+
+
+def _files(release: Release):
+    root = FIXTURE / release.ref
+    for path in sorted(root.rglob("*.py")):
+        yield path.relative_to(root).as_posix(), path.read_text()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Catalogue:
+    out = tmp_path_factory.mktemp("catalogue")
+    releases = [Release("1.0", "r1", "a" * 40, "2024-01-01"), Release("2.0", "r2", "b" * 40, "2025-01-01")]
+    project = ProjectInput("vllm", "example/pyproj", "fixture", releases, python_sites_of(_files))
+    write([project], out, log=lambda s: None)
+    return Catalogue(out)
+
+
+def _by_format(catalogue: Catalogue, start: str):
+    found = [e for e in catalogue.all_entries() if e.format.startswith(start)]
+    assert len(found) == 1, [e.format for e in catalogue.all_entries()]
+    return found[0]
+
+
+def test_sites_of_one_file():
+    sites = extract_python("pkg/comm.py", (FIXTURE / "r2/pkg/comm.py").read_text())
+    by_kind = {s.kind: s for s in sites}
+    p2p = by_kind["RuntimeError"]
+    assert p2p.format.text == ("Error happened when batch testing peer-to-peer access from {batch_src} to {batch_tgt}:\n"
+                               "{returned_stderr_decode}")
+    assert (p2p.line, p2p.end_line, p2p.function, p2p.cause) == (13, 17, "Communicator.p2p_check", "OSError")
+    assert by_kind["ValueError"].format.text == "world size must be at least 1, got {world_size}"
+    assert by_kind["UserWarning"].format.text == "rank {rank} uses the slow path; expect {world_size}x lower bandwidth"
+    assert [p.type for p in by_kind["UserWarning"].format.parts if not isinstance(p, str)] == ["str", "int"]
+    assert by_kind["AssertionError"].format.text == "rank {rank} out of range for world size {world_size}"
+    assert by_kind["info"].format.text == "Cache file written to /tmp/x"
+
+
+def test_message_assigned_before_the_raise_and_percent_formatting():
+    sites = extract_python("pkg/comm.py", (FIXTURE / "r1/pkg/comm.py").read_text())
+    value_error = next(s for s in sites if s.kind == "ValueError")
+    assert value_error.format.text == "world_size must be positive, got {world_size} (rank {rank})"
+    warning = next(s for s in sites if s.kind == "warning")
+    # constant arguments are text every output shows
+    assert warning.format.text == "Custom allreduce is disabled because no P2P. To silence this warning, pass --flag."
+
+
+def test_entries_carry_sites_per_release_and_release_ranges(built):
+    p2p = _by_format(built, "Error happened when batch testing")
+    assert p2p.kind == "RuntimeError" and p2p.cause == "OSError"
+    assert [(s.first, s.last, s.path, s.line, s.function) for s in p2p.sites] == [
+        (0, 0, "pkg/comm.py", 12, "p2p_check"), (1, 1, "pkg/comm.py", 13, "Communicator.p2p_check")]
+    assert describe_releases(built, "vllm", p2p.release_indices()) == "vLLM 1.0–2.0"
+    old = _by_format(built, "world_size must be positive")
+    assert old.release_indices() == {0}
+    assert built.link(p2p, p2p.sites[-1]) == "https://github.com/example/pyproj/blob/" + "b" * 40 + "/pkg/comm.py#L13-L17"
+
+
+def test_ids_are_stable_across_regenerations(built, tmp_path):
+    releases = [Release("2.0", "r2", None, None)]
+    write([ProjectInput("vllm", "example/pyproj", "fixture", releases, python_sites_of(_files))], tmp_path, log=lambda s: None)
+    again = {e.format: e.id for e in Catalogue(tmp_path).all_entries()}
+    first = {e.format: e.id for e in built.all_entries()}
+    assert again and all(first[f] == i for f, i in again.items())
+
+
+def test_rendered_messages_match_their_matchers_with_values_captured(built):
+    p2p = _by_format(built, "Error happened when batch testing")
+    for src, tgt in (("[0, 0, 1, 1]", "[0, 1, 0, 1]"), ("(0, 0, 1, 1)", "(0, 1, 0, 1)")):
+        line = f"RuntimeError: Error happened when batch testing peer-to-peer access from {src} to {tgt}:"
+        (match,) = match_line(line, built)
+        assert match.entry.id == p2p.id
+        assert (match.facts["batch_src"], match.facts["batch_tgt"]) == (src, tgt)
+    warn = _by_format(built, "rank {rank} uses the slow path")
+    (match,) = match_line("/x/comm.py:22: UserWarning: rank 3 uses the slow path; expect 8x lower bandwidth", built)
+    assert match.entry.id == warn.id and match.facts == {"rank": "3", "world_size": "8"}
+    assert match_line("rank 3 uses the slow path; expect many x lower bandwidth", built) == []  # {world_size:d} is a number
+
+
+def test_a_file_line_hint_narrows_the_releases(built):
+    from mltriage.catalogue.match import hints_in
+    from mltriage.engine.prefixes import parse_prefixes
+
+    line = "ERROR 12-01 10:00:01 [comm.py:12] Error happened when batch testing peer-to-peer access from [0] to [1]:"
+    (match,) = match_line(parse_prefixes(line).message, built, hints_in(line))
+    assert match.releases == {0}  # line 12 is release 1.0's site (2.0 raises it at line 13)
+    (unhinted,) = match_line(parse_prefixes(line).message, built)
+    assert unhinted.releases == {0, 1}
+
+
+def test_shards_are_compact_json_lines(built):
+    index = json.loads(gzip.open(built.data / "index.json.gz", "rt").read())
+    assert index["shards"] > 1 and index["keys"] == sorted(index["keys"])
+    for path in built.data.glob("shard-*.jsonl.gz"):
+        for row in gzip.open(path, "rt"):
+            doc = json.loads(row)
+            assert set(doc) == {"id", "project", "kind", "format", "lines", "key", "cause", "sites"}
+            for pattern in doc["lines"]:
+                if pattern:
+                    regex.compile(pattern)
+
+
+def test_formats_without_enough_literal_text_are_left_out(tmp_path):
+    src = tmp_path / "r" / "m.py"
+    src.parent.mkdir()
+    src.write_text('def f(x, e):\n    raise RuntimeError(f"{x}: {e}")\n    logger.error("%s", x)\n'
+                   '    raise ValueError("invalid device ordinal given to the allocator")\n')
+    releases = [Release("1", "r", None, None)]
+
+    def files(release):
+        yield "m.py", src.read_text()
+
+    write([ProjectInput("vllm", "x/y", "t", releases, python_sites_of(files))], tmp_path / "out", log=lambda s: None)
+    assert [e.format for e in Catalogue(tmp_path / "out").all_entries()] == ["invalid device ordinal given to the allocator"]
