@@ -144,6 +144,16 @@ class Miss:
     reason: str
 
 
+def __getattr__(name: str):
+    """NCCL's release and source readers live in ``nccl_source`` (which imports this module); they
+    are reachable from here too, for callers that know the extractor by this name."""
+    if name in ("nccl_releases", "nccl_files", "iter_nccl_sites", "sites_at"):
+        from mltriage.catalogue.generate import nccl_source
+
+        return getattr(nccl_source, name)
+    raise AttributeError(name)
+
+
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter  # the 'catalogue' extra: generator only

@@ -43,13 +43,21 @@ def nccl_files(git_dir: str, commit: str) -> Iterator[tuple[str, str]]:
 
 def iter_nccl_sites(git_dir: str) -> Iterator[tuple[str, str, str, list[SourceSite]]]:
     """(tag, commit, date, every message site of that release), release by release, oldest first."""
-    by_blob: dict[tuple[str, str], list[SourceSite]] = {}  # (path, blob) → its sites: unchanged files parse once
     for tag, commit, date in nccl_releases(git_dir):
-        listing = _listing(git_dir, commit)
-        for path, sha, text in _source_blobs(git_dir, commit, skip=set(by_blob), listing=listing):
-            by_blob[(path, sha)] = extract_c(path, text, "nccl")
-        sites = [site for path, sha in listing for site in by_blob.get((path, sha), ())]
-        yield tag, commit, date, sites
+        yield tag, commit, date, sites_at(git_dir, commit)
+
+
+# (git dir, path, blob) → the file's sites: a file unchanged since an earlier release is not parsed again
+_SITES_BY_BLOB: dict[tuple[str, str, str], list[SourceSite]] = {}
+
+
+def sites_at(git_dir: str, commit: str) -> list[SourceSite]:
+    """Every message site of the C/C++ files under ``src/`` at ``commit``, in path order."""
+    listing = _listing(git_dir, commit)
+    known = {(path, sha) for g, path, sha in _SITES_BY_BLOB if g == git_dir}
+    for path, sha, text in _source_blobs(git_dir, commit, skip=known, listing=listing):
+        _SITES_BY_BLOB[(git_dir, path, sha)] = extract_c(path, text, "nccl")
+    return [site for path, sha in listing for site in _SITES_BY_BLOB.get((git_dir, path, sha), ())]
 
 
 def _listing(git_dir: str, commit: str) -> list[tuple[str, str]]:
