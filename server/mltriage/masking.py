@@ -345,13 +345,22 @@ class _Masker:
         return masked
 
     def lines(self, values: list[str]) -> list[str]:
-        """A list of log lines, masked together too: a PEM block spans lines."""
+        """A list of log lines, also searched as one text: a PEM block spans lines. A secret found
+        across lines is masked in each line it touches."""
         joined = "\n".join(values)
-        if "-----" in joined and len(values) > 1 and joined.count("\n") == len(values) - 1:
-            masked = self.text(joined).split("\n")
-            if len(masked) == len(values):
-                return [self.text(v) for v in masked]
-        return [self.text(v) for v in values]
+        if "-----" not in joined or len(values) < 2 or joined.count("\n") != len(values) - 1:
+            return [self.text(v) for v in values]
+        spans = secret_spans(joined)
+        if spans is None:
+            return [WITHHELD for _ in values]
+        out, start = [], 0
+        for value in values:
+            end = start + len(value)
+            local = [(max(a, start) - start, min(b, end) - start) for a, b in spans if a < end and b > start]
+            self.found.update(s for a, b in local if len(s := value[a:b]) >= MIN_KNOWN_SECRET)
+            out.append(self.text(_apply(value, local) if local else value))
+            start = end + 1
+        return out
 
     def deep(self, value: Any, mask: Any = None) -> Any:
         mask = mask or self.text
