@@ -31,6 +31,8 @@ from mltriage.engine import diagnose_text  # noqa: E402
 from mltriage.library import load_library  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+# the same runs without the error catalogue (its data dir pointed elsewhere), for the comparison
+CATALOGUE_SETTINGS = {"catalogue on": ENV, "catalogue off": {**ENV, "MLTRIAGE_CATALOGUE": "/nonexistent"}}
 
 
 def deep_traceback(depth: int = 1700) -> str:
@@ -64,13 +66,13 @@ def bench_traceback() -> dict:
     }
 
 
-def bench_fresh_process(log: Path) -> dict:
+def bench_fresh_process(log: Path, env: dict = ENV) -> dict:
     cmd = [sys.executable, "-m", "mltriage", "diagnose", str(log)]
-    subprocess.run(cmd, capture_output=True, env=ENV)  # warm the library cache once
+    subprocess.run(cmd, capture_output=True, env=env)  # warm the library cache once
     times = []
     for _ in range(15):
         t = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, env=ENV)
+        subprocess.run(cmd, capture_output=True, env=env)
         times.append(time.perf_counter() - t)
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], capture_output=True)
@@ -98,7 +100,7 @@ def build_big_log(path: Path, size_bytes: int) -> None:
         fh.write(failure)
 
 
-def bench_big(size_gb: float, keep: bool) -> dict:
+def bench_big(size_gb: float, keep: bool, env: dict = ENV) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="mltriage-bench-"))
     log = tmp / "multi-rank.log"
     t = time.perf_counter()
@@ -114,7 +116,7 @@ def bench_big(size_gb: float, keep: bool) -> dict:
         " 'lines': d.lines_read, 'backend': __import__('mltriage.engine.scanner', fromlist=['x']).prefilter_for(__import__('mltriage.library', fromlist=['x']).load_library()).backend}))\n"
     )
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    out = subprocess.run([*pin, sys.executable, "-c", runner, str(log)], capture_output=True, text=True, env=ENV)
+    out = subprocess.run([*pin, sys.executable, "-c", runner, str(log)], capture_output=True, text=True, env=env)
     result = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {"error": out.stderr[-2000:]}
     # grep -E with the same trigger words, on the same file, same core
     triggers = list(load_library().trigger_index) + ["Traceback (most recent call last)"]
@@ -148,8 +150,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     print("5,000-line traceback, in-process:", json.dumps(bench_traceback()))
-    print("small log, fresh process:", json.dumps(bench_fresh_process(ROOT / "examples" / "torchrun-rank2-indexerror.log")))
-    print(f"{args.size_gb} GB multi-rank log, one core:", json.dumps(bench_big(args.size_gb, args.keep)))
+    for name, env in CATALOGUE_SETTINGS.items():
+        example = ROOT / "examples" / "torchrun-rank2-indexerror.log"
+        print(f"small log, fresh process, {name}:", json.dumps(bench_fresh_process(example, env)))
+    for name, env in CATALOGUE_SETTINGS.items():
+        print(f"{args.size_gb} GB multi-rank log, one core, {name}:", json.dumps(bench_big(args.size_gb, args.keep, env)))
 
 
 if __name__ == "__main__":

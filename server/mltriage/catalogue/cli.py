@@ -7,6 +7,7 @@ import sys
 
 from mltriage.catalogue.formats import TOKEN
 from mltriage.catalogue.match import NICE_NAMES, CatalogueMatch, describe_releases, hints_in, match_line
+from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, Entry, default_catalogue
 from mltriage.masking import mask_secrets
 
@@ -91,11 +92,9 @@ def _by_words(catalogue: Catalogue, text: str) -> list[Entry]:
 
 def _curated_for(entry: Entry) -> list[str]:
     """Curated encyclopedia entries that recognise this message (rendered with sample values)."""
-    from mltriage.catalogue.formats import Format
     from mltriage.engine import diagnose_text
 
-    sample = entry.format.replace("{", "").replace("}", "") if "{" in entry.format else entry.format
-    _ = Format
+    sample = entry.format.replace("{", "").replace("}", "")  # the message with each value named
     diagnosis = diagnose_text(sample.splitlines()[0] if sample else sample)
     return sorted({f.signature for f in diagnosis.findings if not f.generic and f.signature != "catalogue"})
 
@@ -110,6 +109,8 @@ def _entry_json(catalogue: Catalogue, entry: Entry) -> dict:
                    "path": s.path, "line": s.line, "end_line": s.end_line, "function": s.function,
                    "link": catalogue.link(entry, s)} for s in entry.sites],
         "curated": _curated_for(entry),
+        "prose": (lambda p: p and {"meaning": p.meaning, "when": p.when, "solutions": p.solutions,
+                                   "example_fix": p.example_fix})(prose_for(entry.id)),
     }
 
 
@@ -126,6 +127,15 @@ def _entry_text(catalogue: Catalogue, entry: Entry, match: CatalogueMatch | None
                      f"{describe_releases(catalogue, entry.project, match.releases)}")
     if entry.cause:
         lines.append(f"Cause in the source: {entry.cause}")
+    prose = prose_for(entry.id)
+    if prose:
+        lines += ["", "What it means:", "    " + " ".join(prose.meaning.split())]
+        if prose.when:
+            lines += ["When it happens:", "    " + prose.when]
+        if prose.solutions:
+            lines += ["Solutions:", *(f"    {n}. {s}" for n, s in enumerate(prose.solutions, 1))]
+        if prose.example_fix:
+            lines += ["Example fix:", "    " + prose.example_fix]
     lines += ["", "Source sites, per release range:"]
     for s in sorted(entry.sites, key=lambda s: -s.last)[:12]:
         span = f"{s.line}-{s.end_line}" if s.end_line != s.line else str(s.line)

@@ -22,6 +22,7 @@ from mltriage.catalogue.match import (
     match_line,
     narrow_releases,
 )
+from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, default_catalogue
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE, CatalogueLine, CatalogueLines
 from mltriage.engine.findings import message_level
@@ -202,12 +203,20 @@ def _describe_new(finding: Finding) -> None:
     else:
         finding.title = f"{ref.kind} from {project}: {short}"
     values = ", ".join(f"{k} = {v}" for k, v in finding.facts.items() if k != "rank")
-    finding.root_cause = describe_source(ref) + "." + (f" Values in this log: {values}." if values else "")
-    finding.fix = Fix(
-        summary="No curated entry covers this message yet: the source line says under which condition it is raised.",
-        steps=[f"Read the condition around `{ref.site}`" + (f" ({ref.link})" if ref.link else "")
-               + " in the release you run",
-               "Look for an earlier error of the same rank: a message logged on the way down is often a consequence",
-               f"`mltriage catalogue show {ref.id}` lists every release's site of this message"],
-    )
+    prose = prose_for(ref.id)
+    meaning = f" {prose.meaning}" if prose else ""
+    finding.root_cause = describe_source(ref) + "." + meaning + (f" Values in this log: {values}." if values else "")
+    source_step = (f"Read the condition around `{ref.site}`" + (f" ({ref.link})" if ref.link else "")
+                   + " in the release you run")
+    if prose:
+        finding.fix = Fix(summary=prose.solutions[0] if prose.solutions else prose.meaning,
+                          steps=[*prose.solutions[1:], source_step],
+                          commands=[prose.example_fix] if prose.example_fix else [])
+    else:
+        finding.fix = Fix(
+            summary="No curated entry covers this message yet: the source line says under which condition it is raised.",
+            steps=[source_step,
+                   "Look for an earlier error of the same rank: a message logged on the way down is often a consequence",
+                   f"`mltriage catalogue show {ref.id}` lists every release's site of this message"],
+        )
     finding.verify = "Rerun the failing command and check that this line is gone"

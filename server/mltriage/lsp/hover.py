@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
+from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.lsp.convert import entry_uri
 
 # the extension's command that opens an entry URI (the hover's link runs it; the client trusts only it)
@@ -63,8 +64,15 @@ def hover_markdown(finding: Any, diagnosis: Any) -> str:
         out += ["```sh", *fix.exports(), "```", ""]
     if finding.verify:
         out += ["**Verify:**", "", "```sh", finding.verify, "```", ""]
-    link = ENTRY_COMMAND + "?" + quote(json.dumps([entry_uri(finding.signature, finding.facts)]))
-    out.append(f"[Open the full entry]({link})")
+    source = finding.catalogue  # the error catalogue: where upstream raises it, in which releases
+    if source is not None:
+        upstream = f" ([upstream source]({source.link}))" if source.link else ""
+        out += [f"**Source:** `{source.site}` in {source.releases}{upstream}", ""]
+    if finding.signature == CATALOGUE_SIGNATURE:  # no encyclopedia entry: the catalogue entry instead
+        out.append(f"Every release's site: `mltriage catalogue show {source.id}`" if source else "")
+    else:
+        link = ENTRY_COMMAND + "?" + quote(json.dumps([entry_uri(finding.signature, finding.facts)]))
+        out.append(f"[Open the full entry]({link})")
     return "\n".join(out)
 
 

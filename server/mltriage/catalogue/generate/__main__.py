@@ -21,15 +21,16 @@ ALL = ["nccl", *PYTHON_PROJECTS]
 
 
 def _nccl_input() -> ProjectInput:
-    from mltriage.catalogue.generate import c_sites  # needs the 'catalogue' extra (tree-sitter)
+    from mltriage.catalogue.generate import nccl_source  # needs the 'catalogue' extra (tree-sitter)
 
-    git_dir = GitProject("nccl", "NVIDIA/nccl", ("src",), r"v(2\..*)").git_dir
-    releases = [Release(tag[1:] if tag.startswith("v") else tag, tag, commit, date)
-                for tag, commit, date in c_sites.nccl_releases(str(git_dir))]
-    by_ref = {r.ref: r for r in releases}
+    git_dir = str(GitProject("nccl", "NVIDIA/nccl", ("src",), r"v(2\..*)").git_dir)
+    releases = [Release(tag[1:], tag, commit, date[:10]) for tag, commit, date in nccl_source.nccl_releases(git_dir)]
+    stream = nccl_source.iter_nccl_sites(git_dir)  # release by release, in the same order as `releases`
 
     def sites_of(release: Release):
-        return c_sites.sites_at(str(git_dir), by_ref[release.ref].commit)
+        tag, _commit, _date, sites = next(stream)
+        assert tag == release.ref, (tag, release.ref)
+        return sites
 
     return ProjectInput("nccl", "NVIDIA/nccl", "git tags v2.x of github.com/NVIDIA/nccl (C/C++ WARN/INFO sites)",
                         releases, sites_of)

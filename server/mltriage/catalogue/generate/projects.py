@@ -29,7 +29,7 @@ _TRANSFORMERS = (
 
 PYTHON_PROJECTS = {
     "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)"),
-    "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"(?:core_)?(v?\d+\.\d+\.\d+|r\d+\.\d+\.\d+)"),
+    "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"core_v(\d+\.\d+\.\d+)|v([12]\.\d+)|(2\d\.\d\d)"),
     "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)"),
     "vllm": WheelProject("vllm", "vllm-project/vllm", "vllm", ("vllm/",), tuple(_VLLM)),
     "transformers": WheelProject("transformers", "huggingface/transformers", "transformers", ("transformers/",),

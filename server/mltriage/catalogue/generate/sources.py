@@ -56,7 +56,8 @@ class GitProject:
             m = re.fullmatch(self.tag, tag)
             if m:
                 # annotated tags print the tag object then the commit: the commit is the last 40 hex
-                releases.append(Release(m.group(1), tag, _commit_of(self.git_dir, tag) or objects[-40:], date))
+                version = next(g for g in m.groups() if g)
+                releases.append(Release(version, tag, _commit_of(self.git_dir, tag) or objects[-40:], date))
         return releases
 
     def files(self, release: Release) -> Iterator[tuple[str, str]]:

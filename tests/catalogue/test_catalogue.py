@@ -1,0 +1,134 @@
+"""The shipped error catalogue: search/show/list through the real CLI, and what diagnosis does with it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_runner import ROOT, run_cli
+from mltriage.catalogue.store import default_catalogue
+from mltriage.engine import diagnose_path, diagnose_text
+
+CATALOGUE = default_catalogue()
+pytestmark = pytest.mark.skipif(not CATALOGUE.available, reason="catalogue data not generated")
+
+# Rendered from the format strings of named releases (cited in each case), with values filled in.
+SHM_ATTACH = ("Error while attaching to shared memory segment /dev/shm/nccl-x (size 14156128), "
+              "error: No such file or directory (2)")  # NCCL v2.22.3-1 src/misc/shmutils.cc ncclShmOpen WARN
+GRAPH_CAPTURE = ("NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 "
+                 "or if the installed CUDA driver < R465.")  # NCCL v2.15.5-1 src/misc/strongstream.cc WARN
+# vLLM v0.6.3 vllm/distributed/device_communicators/custom_all_reduce_utils.py gpu_p2p_access_check:
+# f"Error happened when batch testing peer-to-peer access from {batch_src} to {batch_tgt}:\n{...}"
+P2P_LIST = "RuntimeError: Error happened when batch testing peer-to-peer access from [0, 0, 1, 1] to [0, 1, 0, 1]:"
+P2P_TUPLE = "RuntimeError: Error happened when batch testing peer-to-peer access from (0, 0, 1, 1) to (0, 1, 0, 1):"
+
+
+def _search(text: str) -> list[dict]:
+    done = run_cli("catalogue", "search", "--json", text)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _names(entry: dict) -> set[str]:
+    return {r for s in entry["sites"] for r in s["releases"]}
+
+
+def test_search_finds_the_nccl_shm_message_with_its_sites_and_releases():
+    (entry,) = [e for e in _search(SHM_ATTACH) if e["matched"]]
+    assert entry["project"] == "nccl" and entry["kind"] == "warn"
+    assert entry["captured"]["shmPath"] == "/dev/shm/nccl-x" and entry["captured"]["shmSize"] == "14156128"
+    assert entry["present_in"].startswith("NCCL 2.22.3-1–")
+    old = next(s for s in entry["sites"] if s["releases"][0] == "2.22.3-1")
+    assert old["path"] == "src/misc/shmutils.cc" and old["function"] == "ncclShmOpen"
+    assert re.fullmatch(r"https://github.com/NVIDIA/nccl/blob/[0-9a-f]{40}/src/misc/shmutils.cc#L\d+(-L\d+)?", old["link"])
+
+
+def test_search_human_output_narrows_by_the_file_line_hint():
+    done = run_cli("catalogue", "search", f"host:1:1 [0] misc/shmutils.cc:129 NCCL WARN {SHM_ATTACH}")
+    text = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "misc/shmutils.cc:129 narrows it to: NCCL 2.22.3-1–2.27.7-1" in text
+
+
+def test_search_finds_the_graph_capture_message_and_its_result_code():
+    (entry,) = [e for e in _search(GRAPH_CAPTURE) if e["matched"]]
+    assert entry["project"] == "nccl" and entry["cause"] == "ncclInvalidUsage"
+    assert any(s["function"] == "ncclCudaGetCapturingGraph" for s in entry["sites"])
+
+
+@pytest.mark.parametrize("line", [P2P_LIST, P2P_TUPLE])
+def test_search_finds_both_forms_of_the_vllm_p2p_batch_test_message(line):
+    (entry,) = [e for e in _search(line) if e["matched"]]
+    assert entry["project"] == "vllm" and entry["kind"] == "RuntimeError"
+    paths = {s["path"].rsplit("/", 1)[-1] for s in entry["sites"]}
+    assert paths == {"custom_all_reduce_utils.py", "all_reduce_utils.py"}  # renamed in 0.10.2
+    renamed = next(s for s in entry["sites"] if s["path"].endswith("/all_reduce_utils.py"))
+    assert renamed["releases"][0] == "0.10.2"
+    assert entry["curated"] == ["vllm-p2p-access-test-crashed"]
+    assert entry["captured"]["batch_src"].startswith(("[0, 0", "(0, 0"))
+
+
+def test_show_and_list():
+    (entry,) = [e for e in _search(P2P_LIST) if e["matched"]]
+    shown = run_cli("catalogue", "show", entry["id"])
+    assert shown.returncode == 0 and b"gpu_p2p_access_check" in shown.stdout
+    listed = run_cli("catalogue", "list", "--project", "vllm", "--release", "0.6.3")
+    assert listed.returncode == 0 and entry["id"].encode() in listed.stdout
+    newest_only = run_cli("catalogue", "list", "--project", "vllm", "--release", "0.2.0")
+    assert entry["id"].encode() not in newest_only.stdout  # the self-test came with custom all-reduce (0.5.x)
+    assert run_cli("catalogue", "show", "nope-0000000000").returncode == 2
+    assert run_cli("catalogue", "list", "--project", "nope").returncode == 2
+
+
+def test_an_unexplained_error_line_becomes_a_catalogue_finding():
+    # vLLM v0.8.5 vllm/v1/engine/core.py run_engine_core: logger.exception("EngineCore failed to start.")
+    d = diagnose_text("INFO 12-01 10:00:00 [core.py:390] starting\nERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n")
+    (f,) = d.findings
+    assert f.signature == "catalogue" and f.is_error and f.generic
+    assert f.catalogue.project == "vllm" and f.catalogue.site.startswith("vllm/v1/engine/core.py:")
+    assert "EngineCore failed to start" in f.title and "vLLM" in f.root_cause and "present in vLLM 0.8.5" in f.root_cause
+    assert d.releases["vllm"].startswith("vLLM 0.8.5")
+
+
+def test_a_curated_finding_links_to_its_catalogue_site():
+    d = diagnose_text(P2P_LIST + "\n")
+    top = d.findings[0]
+    assert top.signature == "vllm-p2p-access-test-crashed"
+    assert top.catalogue is not None and "all_reduce_utils.py" in top.catalogue.site
+
+
+def test_a_warning_quoting_an_error_message_stays_a_warning():
+    # CPython 3.11 warnings.formatwarning: "%s:%s: %s: %s\n" (file, line, category, message)
+    d = diagnose_text("/x/functional_tensor.py:368: UserWarning: Failed to initialize NumPy: No module named 'numpy'\n")
+    assert not [f for f in d.findings if f.is_error]
+
+
+def test_version_narrowing_on_a_recorded_nccl_log():
+    # recorded on the H200 host with NCCL 2.28.9 (the log says so); its WARN line carries bootstrap.cc:114
+    log = ROOT / "corpus" / "gpu" / "nccl_socket_ifname.log"
+    assert "NCCL version 2.28.9" in log.read_text()
+    d = diagnose_path(log)
+    assert d.releases["nccl"] == "NCCL 2.28.3-1–2.28.9-1"
+    top = d.root_cause
+    assert top.signature == "nccl-no-socket-interface" and top.catalogue.site == "src/bootstrap.cc:114"
+
+
+def test_healthy_corpus_stays_silent_with_the_catalogue():
+    for log in sorted((ROOT / "corpus" / "healthy").rglob("*.log")):
+        d = diagnose_path(log)
+        assert not [f.title for f in d.findings if f.is_error], log
+
+
+def test_prose_files_name_entries_that_exist_and_reach_the_finding():
+    from mltriage.catalogue.prose import PROSE
+
+    ids = {e.id for e in CATALOGUE.all_entries()}
+    files = sorted(PROSE.glob("*.toml"))
+    assert files and all(p.stem in ids for p in files), [p.stem for p in files if p.stem not in ids]
+    d = diagnose_text(f"host:1:1 [0] misc/strongstream.cc:93 NCCL WARN {GRAPH_CAPTURE}\n")
+    (f,) = [f for f in d.findings if f.signature == "catalogue"]
+    assert f.catalogue.id == "nccl-7bc2d753fe" and "graph capture" in f.root_cause
+    assert any("--enforce-eager" in c for c in f.fix.commands)
