@@ -13,6 +13,7 @@ from typing import Any
 
 from mltriage.lsp.convert import entry_uri
 from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg
+from mltriage.masking import mask_secrets
 from mltriage.model import Diagnosis, Finding
 
 # A failed command whose output matched nothing still gets named: its last line that says error.
@@ -98,7 +99,7 @@ def notice(diagnosis: Diagnosis, text: str | None = None) -> str:
 def last_error_line(text: str) -> str:
     for line in reversed(text[-65536:].splitlines()):
         if any(word in line.lower() for word in _ERROR_WORDS):
-            return line.strip()[:300]
+            return mask_secrets(line.strip())[:300]  # the document's own text: masked, then cut
     return ""
 
 
