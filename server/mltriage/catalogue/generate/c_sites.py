@@ -392,9 +392,9 @@ class _Site:
         if constant is not None:
             return (constant,)
         if len(arg) == 1 and arg[0].type == "identifier":
-            values = self._local_values(arg[0].text, anchor)
-            # text only: a number in a variable is a counter as often as a constant
-            if len(values) == 1 and values[0].type in _TEXT_VALUES:
+            values, appended = self._local_binding(arg[0].text, anchor)
+            # text only (a number in a variable is a counter as often as a constant), and all of it
+            if len(values) == 1 and values[0].type in _TEXT_VALUES and not appended:
                 parts = self._expression(values, values[0], 1)
                 if any(isinstance(p, str) for p in parts):
                     return tuple(parts)
@@ -459,14 +459,20 @@ class _Site:
         return [message]
 
     def _local_values(self, name: bytes, anchor: Node) -> list[Node]:
+        return self._local_binding(name, anchor)[0]
+
+    def _local_binding(self, name: bytes, anchor: Node) -> tuple[list[Node], bool]:
         """What ``name`` may hold at ``anchor``: the last declaration's initialiser before it in the
-        same function, and the plain assignments made after that declaration (every branch's)."""
+        same function, and the plain assignments made after that declaration (every branch's); and
+        whether ``+=`` appends to it in between (its start is then all the source shows). An array
+        (``char buf[256] = ""``) is a buffer filled elsewhere: never a value."""
         scope = _enclosing(anchor, {"function_definition", "lambda_expression"})
         body = scope.child_by_field_name("body") if scope is not None else None
         if body is None:
-            return []
+            return [], False
         declared: tuple[int, Node | None] | None = None
         assigned: list[tuple[int, Node]] = []
+        appended: list[int] = []  # msg += ...: the value grows past what the source shows in one place
         stack = [body]
         while stack:
             node = stack.pop()
@@ -483,11 +489,15 @@ class _Site:
                 left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
                 if left is not None and right is not None and left.text == name:
                     assigned.append((node.start_byte, right))
+            elif node.type == "assignment_expression" and _operator(node) == "+=":
+                left = node.child_by_field_name("left")
+                if left is not None and left.text == name:
+                    appended.append(node.start_byte)
             stack.extend(node.children)
         after = declared[0] if declared else -1
         later = [value for start, value in sorted(assigned, key=lambda a: a[0]) if start > after]
         initial = [declared[1]] if declared and declared[1] is not None else []
-        return initial + later
+        return initial + later, any(start > after for start in appended)
 
     # -- context -------------------------------------------------------------------------------------
     def _function(self, node: Node) -> str | None:
