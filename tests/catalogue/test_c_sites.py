@@ -131,6 +131,9 @@ def test_pytorch_sites():
         (line("fmt::join(errors"), line("fmt::join(errors"), "Listener::bindAny", "SocketError",
          "The listener could not bind any local address. at {port} ({host}) on {family}; {fmt_join_errors}",
          ["str", "str", "str", "str"], None),
+        # pybind11's exceptions are raised in Python as their builtin counterparts
+        (line("throw py::type_error"), line("throw py::type_error"), "bindGroup", "TypeError",
+         "expected a GroupHandle, got {name}", ["str"], None),
     ]
 
 

@@ -99,6 +99,12 @@ _STD_EXCEPTIONS = {
     "invalid_argument": "ValueError", "domain_error": "ValueError", "length_error": "ValueError",
     "range_error": "ValueError", "out_of_range": "IndexError", "overflow_error": "OverflowError",
 }
+# pybind11's exceptions (torch/csrc throws py::value_error(...)) as Python raises them
+_PYBIND_EXCEPTIONS = {
+    "type_error": "TypeError", "value_error": "ValueError", "index_error": "IndexError", "key_error": "KeyError",
+    "attribute_error": "AttributeError", "stop_iteration": "StopIteration", "buffer_error": "BufferError",
+    "import_error": "ImportError", "cast_error": "RuntimeError", "reference_cast_error": "RuntimeError",
+}
 
 # An NCCL result a site returns (or assigns before ``goto``) right after logging: its cause.
 _NCCL_RESULT = re.compile(r"nccl(?:\w*Error|Invalid\w+|InProgress)")
@@ -794,6 +800,8 @@ def _exception_kind(type_text: str) -> str:
     name = qualified.rsplit("::", 1)[-1]
     if name in _STD_EXCEPTIONS and qualified in (name, f"std::{name}"):
         return _STD_EXCEPTIONS[name]
+    if name in _PYBIND_EXCEPTIONS and qualified in (name, f"py::{name}", f"pybind11::{name}"):
+        return _PYBIND_EXCEPTIONS[name]
     return "RuntimeError" if qualified in ("c10::Error", "Error") else name
 
 
