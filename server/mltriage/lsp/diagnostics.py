@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from mltriage.lsp import engine_calls
 from mltriage.lsp.convert import to_diagnostics
+from mltriage.lsp.transport import encode_notification, send_encoded
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -114,7 +115,7 @@ class Diagnostics:
         progress = await Progress.start(self.server, f"Diagnosing {_name(uri)} ({count:,} lines)") if large else None
         started = time.perf_counter()
         try:
-            outcome = await self._diagnose(text, uri, progress)
+            outcome = await self._diagnose(text, uri, version, progress)
         except asyncio.CancelledError:
             if progress:
                 progress.end("Superseded by a newer edit")
@@ -128,20 +129,28 @@ class Diagnostics:
             if progress:
                 progress.end("Superseded by a newer edit")
             return
-        diagnosis, lines = outcome
-        diagnostics = to_diagnostics(diagnosis, lines, uri, utf16=self.server.utf16)
+        diagnosis, lines, diagnostics, notification = outcome
         self.results[uri] = Result(version, diagnosis, lines, 0, diagnostics)
-        self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
-        )
+        send_encoded(self.server.protocol, notification)
         elapsed = time.perf_counter() - started
         log.info("diagnosed %s: %d findings in %.3f s", _name(uri), len(diagnostics), elapsed)
         if progress:
             progress.end(f"{len(diagnostics)} findings in {elapsed:.1f} s")
 
-    async def _diagnose(self, text: str, uri: str, progress: Progress | None) -> Any:
+    def _diagnose_and_encode(self, text: str, uri: str, version: int | None, utf16: bool) -> tuple[Any, list[str], list[types.Diagnostic], bytes]:
+        """On the engine thread: the diagnosis, its diagnostics and the encoded publish message.
+
+        Converting and encoding 10,000 findings takes most of a second of Python; done on the event
+        loop it held every hover up for that long, here it shares the GIL in small slices."""
+        diagnosis, lines = engine_calls.diagnose_document(text, uri_to_source(uri))
+        diagnostics = to_diagnostics(diagnosis, lines, uri, utf16=utf16)
+        params = types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+        notification = encode_notification(self.server.protocol, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+        return diagnosis, lines, diagnostics, notification
+
+    async def _diagnose(self, text: str, uri: str, version: int | None, progress: Progress | None) -> Any:
         loop = asyncio.get_running_loop()
-        job = loop.run_in_executor(engine_calls.ENGINE_POOL, engine_calls.diagnose_document, text, uri_to_source(uri))
+        job = loop.run_in_executor(engine_calls.ENGINE_POOL, self._diagnose_and_encode, text, uri, version, self.server.utf16)
         waits: set[asyncio.Future[Any]] = {job}
         if progress and progress.cancel_future is not None:
             waits.add(progress.cancel_future)

@@ -47,6 +47,19 @@ class MltriageProtocol(LanguageServerProtocol):
         super()._send_response(msg_id, result, error)
 
 
+def encode_notification(protocol: LanguageServerProtocol, method: str, params: Any) -> bytes:
+    """A notification framed and encoded as pygls would send it, off the event loop (safe in a worker
+    thread: it only reads the converter)."""
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": protocol._converter.unstructure(params)}).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def send_encoded(protocol: LanguageServerProtocol, message: bytes) -> None:
+    """Write a message from `encode_notification` (on the event loop, between pygls's own writes)."""
+    if protocol.writer is not None:
+        protocol.writer.write(message)
+
+
 def _short(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
