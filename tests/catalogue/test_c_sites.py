@@ -76,6 +76,9 @@ def test_nccl_sites():
          ["str", "str"], None),
         (line('fprintf(stderr, "Unknown'), line('fprintf(stderr, "Unknown'), "slotsClientMain", "error",
          "Unknown slot format: {argv_1} (expected text or json)", ["str"], None),
+        # "%s" of a constexpr text declared at file scope prints that text
+        (line('WARN("%s", slotRaceMsg)'), line('WARN("%s", slotRaceMsg)'), "slotRaceCheck", "warn",
+         "Fatal: two threads raced to reserve the same slot.", [], "ncclInvalidUsage"),
     ]
     # left out: TRACE (compiled out), #if 0, a developer's table printf, fprintf to a file, "%s" alone
     texts = " ".join(s.format.text for s in _sites(f, "nccl"))

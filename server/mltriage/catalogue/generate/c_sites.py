@@ -267,6 +267,7 @@ class _Unit:
         self.macro = macro
         self.root = _parser().parse(source).root_node
         self._first_branch_root: Node | None = None
+        self._constants: dict[bytes, Node] | None = None
 
     def first_branch_root(self) -> Node:
         """The same text with only the first branch of each ``#if`` kept (the rest blanked, offsets
@@ -275,6 +276,27 @@ class _Unit:
         if self._first_branch_root is None:
             self._first_branch_root = _parser().parse(_first_branches(self.source)).root_node
         return self._first_branch_root
+
+    def file_constants(self) -> dict[bytes, Node]:
+        """Text constants declared ``const``/``constexpr`` outside functions, by name."""
+        if self._constants is None:
+            self._constants = {}
+            stack = [self.root]
+            while stack:
+                node = stack.pop()
+                if node.type == "declaration":
+                    qualifiers = {c.text for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+                    if qualifiers & {b"const", b"constexpr"} or b"const" in node.text.split(b"=")[0].split():
+                        for declarator in node.children_by_field_name("declarator"):
+                            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+                            name = _declared_identifier(declarator.child_by_field_name("declarator")) \
+                                if declarator.type == "init_declarator" else None
+                            if name and value is not None and value.type in _STRING_NODES:
+                                self._constants[name] = value
+                elif node.type in ("translation_unit", "namespace_definition", "declaration_list", "linkage_specification",
+                                   "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "ERROR"):
+                    stack.extend(node.children)
+        return self._constants
 
     def function_by_braces(self, offset: int) -> str | None:
         """The heuristic fallback where tree-sitter gives no function at all (a file whose namespace
@@ -476,6 +498,7 @@ class _Site:
         body = scope.child_by_field_name("body") if scope is not None else None
         if body is None:
             return [], False
+        constant = self.unit.file_constants().get(name)
         declared: tuple[int, Node | None] | None = None
         assigned: list[tuple[int, Node]] = []
         appended: list[int] = []  # msg += ...: the value grows past what the source shows in one place
@@ -503,6 +526,8 @@ class _Site:
         after = declared[0] if declared else -1
         later = [value for start, value in sorted(assigned, key=lambda a: a[0]) if start > after]
         initial = [declared[1]] if declared and declared[1] is not None else []
+        if declared is None and not later and constant is not None:
+            return [constant], False  # constexpr char const* msg = "..." at file scope
         return initial + later, any(start > after for start in appended)
 
     # -- context -------------------------------------------------------------------------------------
