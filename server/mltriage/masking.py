@@ -85,17 +85,25 @@ class Allowlist:
     condition: str = "OR"
 
     @cached_property
-    def compiled(self) -> list[regex.Pattern[str]]:
-        return [regex.compile(r) for r in self.regexes]
+    def compiled(self) -> regex.Pattern[str]:
+        """All regexes as one alternation: any of them matching is one search, not one each."""
+        return regex.compile("|".join(f"(?:{r})" for r in self.regexes))
+
+    @cached_property
+    def _stopwords(self):
+        """One multi-literal search for gitleaks' stopwords (generic-api-key has 1,400 of them)."""
+        from mltriage.engine.prefilter import make_prefilter
+        from mltriage.library import cache_dir
+
+        return make_prefilter(list(self.stopwords), cache_dir(), single_match=True)
 
     def allows(self, secret: str, match: str, line: str) -> bool:
         target = {"match": match, "line": line}.get(self.target, secret)
         checks = []
         if self.regexes:
-            checks.append(any(p.search(target, timeout=SEARCH_TIMEOUT_S) for p in self.compiled))
+            checks.append(self.compiled.search(target, timeout=SEARCH_TIMEOUT_S) is not None)
         if self.stopwords:
-            lowered = secret.lower()
-            checks.append(any(word in lowered for word in self.stopwords))
+            checks.append(bool(self._stopwords.matches(secret.lower().encode("utf-8", "surrogatepass"))))
         if not checks:
             return False
         return all(checks) if self.condition == "AND" else any(checks)
@@ -153,7 +161,8 @@ class SecretRule:
         """Spans of this rule's secrets in ``text``; raises TimeoutError on a runaway search."""
         if self.gate is not None and self.gate.search(text) is None:
             return
-        for m in self.pattern.finditer(text, timeout=SEARCH_TIMEOUT_S):
+        # the search's clock runs while a generator is paused, so collect the matches first
+        for m in list(self.pattern.finditer(text, timeout=SEARCH_TIMEOUT_S)):
             start, end = self._secret_span(m)
             if end <= start:
                 continue
