@@ -209,7 +209,7 @@ class _Extraction:
                 continue
             if node.type == "preproc_arg" or (node.parent is not None and node.parent.type == "preproc_arg"):
                 arg = node if node.type == "preproc_arg" else node.parent
-                if macro is None and arg.start_byte not in seen_macros:
+                if macro is None and arg.start_byte not in seen_macros and not _compiled_out(arg):
                     seen_macros.add(arg.start_byte)
                     self._macro_body(arg, line_offset)
                 continue
