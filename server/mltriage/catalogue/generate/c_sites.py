@@ -18,6 +18,15 @@ body (NCCL's ``CUDACHECK``, ``SYSCHECKVAL``) are found by parsing that body on i
 function is the macro's name, and a stringified parameter (``#call``) or a parameter spliced into
 the literal (``"Call to " name``) becomes a placeholder.
 
+Where tree-sitter alone is not enough (it parses one text, not the preprocessor's output):
+- a ``/* */`` comment inside a ``#define`` ends the macro for tree-sitter: comments are blanked first;
+- ``#if``/``#else`` branches that open braces differently lose their function to ERROR nodes: the
+  function is then read from a second parse with only the first branch of each ``#if`` kept;
+- where even that parse has no function (namespace-scope macro calls without ``;``, NCCL's
+  ``NCCL_NVML_FN(...)`` lines), a heuristic brace scan finds the ``name(...) {`` block around the call;
+- ``"x %" PRIu64 "y"`` and ``"(" STR(PORT) ")"`` are not concatenations tree-sitter knows: their
+  pieces, wherever it puts them (ERROR nodes, a call of the string), are joined here.
+
 Formats with no literal text at all are dropped here; the stricter "too generic to match"
 threshold (``formats.MIN_LITERAL_CHARS``) is the build step's decision, applied to every extractor.
 
@@ -125,6 +134,10 @@ _SIMPLE_ESCAPES = {b"n": "\n", b"t": "\t", b"r": "\r", b"a": "\a", b"b": "\b", b
                    b"\\": "\\", b"'": "'", b'"': '"', b"?": "?", b"e": "\x1b"}
 _CAST = re.compile(r"^\(\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)*\s*\**\s*\)\s*(?=[\w(])")
 _TEXT_VALUES = {"string_literal", "raw_string_literal", "concatenated_string", "call_expression", "binary_expression"}
+# where file-scope declarations live: the file, namespaces, extern "C", preprocessor branches, and
+# the ERROR nodes tree-sitter leaves after a construct it cannot fit (the rest of the file, at worst)
+_SCOPES = {"translation_unit", "namespace_definition", "declaration_list", "linkage_specification",
+           "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "ERROR"}
 _STRING_NODES = {"string_literal", "raw_string_literal", "concatenated_string"}
 _FUNCTION_DECLARATORS = {"function_declarator"}
 _WRAPPING_DECLARATORS = {"pointer_declarator", "reference_declarator", "attributed_declarator",
@@ -268,6 +281,7 @@ class _Unit:
         self.root = _parser().parse(source).root_node
         self._first_branch_root: Node | None = None
         self._constants: dict[bytes, Node] | None = None
+        self._brace_text: bytes | None = None
 
     def first_branch_root(self) -> Node:
         """The same text with only the first branch of each ``#if`` kept (the rest blanked, offsets
@@ -285,16 +299,15 @@ class _Unit:
             while stack:
                 node = stack.pop()
                 if node.type == "declaration":
-                    qualifiers = {c.text for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
-                    if qualifiers & {b"const", b"constexpr"} or b"const" in node.text.split(b"=")[0].split():
+                    if _is_const(node):
                         for declarator in node.children_by_field_name("declarator"):
-                            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
-                            name = _declared_identifier(declarator.child_by_field_name("declarator")) \
-                                if declarator.type == "init_declarator" else None
+                            if declarator.type != "init_declarator":
+                                continue
+                            value = declarator.child_by_field_name("value")
+                            name = _declared_identifier(declarator.child_by_field_name("declarator"))
                             if name and value is not None and value.type in _STRING_NODES:
                                 self._constants[name] = value
-                elif node.type in ("translation_unit", "namespace_definition", "declaration_list", "linkage_specification",
-                                   "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "ERROR"):
+                elif node.type in _SCOPES:
                     stack.extend(node.children)
         return self._constants
 
@@ -303,7 +316,10 @@ class _Unit:
         scope holds macro calls without a semicolon, ``NCCL_NVML_FN(...)``, loses its function
         bodies to ERROR nodes): the outermost brace block around ``offset`` whose header reads
         like ``name(params) [const...]``, on the text with strings, comments and other branches blanked."""
-        text = _STRING_LITERAL.sub(lambda m: b'"' + b" " * (len(m.group(0)) - 2) + b'"', _first_branches(self.source))
+        if self._brace_text is None:
+            self._brace_text = _STRING_LITERAL.sub(lambda m: b'"' + b" " * (len(m.group(0)) - 2) + b'"',
+                                                   _first_branches(self.source))
+        text = self._brace_text
         stack: list[int] = []
         for m in re.finditer(rb"[{}]", text[:offset]):
             if m.group(0) == b"{":
@@ -718,6 +734,12 @@ def _enclosing(node: Node, types: set[str]) -> Node | None:
     while current is not None and current.type not in types:
         current = current.parent
     return current
+
+
+def _is_const(declaration: Node) -> bool:
+    """``constexpr``/``const`` before the declarator (``char const*`` and ``const char*`` alike)."""
+    head = declaration.text.split(b"=", 1)[0]
+    return bool(re.search(rb"\b(?:const|constexpr)\b", head))
 
 
 def _plus_operands(node: Node) -> list[Node]:
