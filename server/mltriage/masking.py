@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import json
 import math
+import os
 import re
 import tomllib
 from collections import Counter
@@ -250,13 +253,36 @@ class RuleSet:
         return merged
 
 
+def read_rule_file(path: Path) -> dict[str, Any]:
+    """A rule file's tables; parsed once and kept as JSON in the cache (TOML parsing of gitleaks'
+    100 KB costs ~30 ms, more than masking a diagnosis), keyed by the file's size and time."""
+    from mltriage.library import cache_dir
+
+    stat = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    cached = cache_dir() / f"secret-rules-{key}.json"
+    try:
+        return json.loads(cached.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # a read-only cache: parse every time
+    return data
+
+
 def load_rules(paths: Iterable[Path] | None = None) -> RuleSet:
     tables: list[dict[str, Any]] = []
     adaptations: dict[str, dict[str, Any]] = {}
     allowlists: list[Allowlist] = []
     for path in paths or [RULES_DIR / name for name in RULE_FILES]:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = read_rule_file(path)
         for key in ("allowlist", "allowlists"):  # gitleaks' global allowlist(s)
             found = data.get(key, [])
             allowlists.extend(Allowlist.from_toml(t) for t in ([found] if isinstance(found, dict) else found))
@@ -277,8 +303,7 @@ def stale_adaptations(paths: Iterable[Path] | None = None) -> list[str]:
     """Ids of adaptations whose rule is gone or no longer has the regex they were written for."""
     tables, adaptations = {}, []
     for path in paths or [RULES_DIR / name for name in RULE_FILES]:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = read_rule_file(path)
         tables.update({t["id"]: t for t in data.get("rules", [])})
         adaptations.extend(data.get("adapt", []))
     return [a["id"] for a in adaptations if tables.get(a["id"], {}).get("regex") != a["from"]]
