@@ -123,6 +123,39 @@ def test_name_value_masking_is_linear_on_a_65_kb_line():
         assert masked == WITHHELD or len(masked) <= len(line)
 
 
+def test_every_log_derived_field_of_a_diagnosis_is_masked():
+    """The one exit point: whatever a later stage puts in a diagnosis, mask_diagnosis reaches it."""
+    from mltriage.model import RankRole
+
+    texts = [f"{marker(n)} {f.text}" for n, f in enumerate(FORMS)]
+    finding = Finding(signature="x", title="t", category="program", severity="error", role="root-cause", rank=0, host=None,
+                      source="a.log", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=texts[:5],
+                      facts={f"f{n}": t for n, t in enumerate(texts)}, root_cause="r", fix=Fix(), verify="v",
+                      confidence=1.0, notes=texts[5:10])
+    d = Diagnosis(findings=[finding], sources=["a.log"], explanation=" ".join(texts[10:12]),
+                  ranks=[RankRole(rank=n, role="collateral", why=t) for n, t in enumerate(texts[12:15])],
+                  warnings=texts[15:17], launcher=[{"rank": 1, "traceback": texts[17], "host": texts[18]}],
+                  flight_recorder=[{"rank": 0, "stuck_op": texts[19], "frames": [texts[20], texts[21]]}],
+                  topology={"sources": ["topo.txt"], "facts": texts[22:25]}, skipped=[{"name": "b", "reason": texts[25]}])
+    mask_diagnosis(d)
+    dumped = json.dumps(d.to_json())
+    assert all(marker(n) in dumped for n in range(26))
+    assert leaks(dumped, FORMS[:26]) == []
+
+
+def test_a_secret_found_once_is_masked_where_its_context_is_gone():
+    """A fact holds only the value (the pattern captured it without its name); the rendered title and
+    the fact itself are still masked, because the evidence line showed what it was."""
+    finding = Finding(signature="x", title="login as Zq8vR2mK7pLx4wNs failed", category="program", severity="error",
+                      role="root-cause", rank=0, host=None, source="a.log", lines=(1, 1), line=1, column_start=0,
+                      column_end=1, evidence=["train.py --password Zq8vR2mK7pLx4wNs"], facts={"value": "Zq8vR2mK7pLx4wNs",
+                      "cut": "Zq8vR2mK7pL"}, root_cause="r", fix=Fix(), verify="v", confidence=1.0)
+    d = Diagnosis(findings=[finding], sources=["a.log"])
+    mask_diagnosis(d)
+    assert "Zq8vR2mK" not in json.dumps(d.to_json())
+    assert d.findings[0].title == f"login as {MASK} failed"
+
+
 # -- every carrier, every form, every CLI output ----------------------------------------------------
 
 # (carrier, output) pairs whose output does not carry that part of a log: text and SARIF show no
