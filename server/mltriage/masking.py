@@ -14,7 +14,7 @@ whole, never shown unmasked.
 Where it happens (the one place): ``mask_diagnosis`` runs once on every ``Diagnosis`` as the
 engine hands it out, so the CLI's text, JSON and SARIF and every language-server answer are made
 from masked data. Log text the engine cuts to a length while it reads goes through ``clip``,
-which never cuts inside a secret (a token cut at the edge would no longer look like one).
+which never cuts inside a token (a secret cut at the edge would no longer look like one).
 """
 
 from __future__ import annotations
@@ -341,18 +341,21 @@ def mask_secrets(text: str) -> str:
     return _apply(text, spans) if spans else text
 
 
+# what ends a token: a secret never spans one of these unless its context (a quote, a BEGIN line)
+# is kept before the cut, and the rules mask from that context to the end of the text
+_TOKEN_BREAKS = " \t\r\n\"'`,;()[]{}<>\\|"
+
+
 def clip(text: str, limit: int) -> str:
-    """``text[:limit]``, but never a part of a secret: a secret the limit would cut is cut away whole.
-    (A token cut short no longer looks like one, so the masker applied later could not see it.)"""
+    """``text[:limit]``, but never ending inside a token: a token the limit would cut is cut away
+    whole. (A token cut short no longer looks like a secret, so the masker applied later could
+    not see it.) C-speed searches of at most ``limit`` characters: no rule runs here."""
     if len(text) <= limit:
         return text
-    spans = secret_spans(text[: limit + 4096])
-    if spans is None:
-        return WITHHELD
-    for start, end in spans:
-        if start < limit < end:
-            return text[:start]
-    return text[:limit]
+    if text[limit] in _TOKEN_BREAKS or text[limit - 1] in _TOKEN_BREAKS:
+        return text[:limit]
+    start = max(text.rfind(c, 0, limit) for c in _TOKEN_BREAKS) + 1
+    return text[:start]
 
 
 @dataclass
