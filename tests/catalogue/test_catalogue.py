@@ -111,7 +111,7 @@ def test_version_narrowing_on_a_recorded_nccl_log():
     log = ROOT / "corpus" / "gpu" / "nccl_socket_ifname.log"
     assert "NCCL version 2.28.9" in log.read_text()
     d = diagnose_path(log)
-    assert d.releases["nccl"] == "NCCL 2.28.3-1–2.28.9-1"
+    assert d.releases["nccl"] == "NCCL 2.28.9-1"  # the log names its release; the WARN line alone gives 2.28.3-1–2.28.9-1
     top = d.root_cause
     assert top.signature == "nccl-no-socket-interface" and top.catalogue.site == "src/bootstrap.cc:114"
 
@@ -128,7 +128,21 @@ def test_prose_files_name_entries_that_exist_and_reach_the_finding():
     ids = {e.id for e in CATALOGUE.all_entries()}
     files = sorted(PROSE.glob("*.toml"))
     assert files and all(p.stem in ids for p in files), [p.stem for p in files if p.stem not in ids]
-    d = diagnose_text(f"host:1:1 [0] misc/strongstream.cc:93 NCCL WARN {GRAPH_CAPTURE}\n")
-    (f,) = [f for f in d.findings if f.signature == "catalogue"]
-    assert f.catalogue.id == "nccl-7bc2d753fe" and "graph capture" in f.root_cause
-    assert any("--enforce-eager" in c for c in f.fix.commands)
+    # no curated signature covers this one; its prose reaches the finding
+    # (NCCL v2.19.3-1 src/bootstrap.cc: WARN("Invalid NCCL_COMM_ID, please use format: <ipv4>:<port> or ..."))
+    d = diagnose_text("host:1:1 [0] bootstrap.cc:1 NCCL WARN Invalid NCCL_COMM_ID, please use format: "
+                      "<ipv4>:<port> or [<ipv6>]:<port> or <hostname>:<port>\n")
+    (f,) = d.findings
+    assert f.signature == "catalogue" and f.catalogue.id == "nccl-25898b612f"
+    assert "bootstrap root" in f.root_cause and f.fix.commands == ["unset NCCL_COMM_ID   # or: export NCCL_COMM_ID=10.0.0.1:29600"]
+    # a curated entry covers the graph-capture message: its prose shows in `catalogue show`
+    shown = run_cli("catalogue", "show", "nccl-7bc2d753fe").stdout.decode()
+    assert "What it means:" in shown and "Curated entry: nccl-cuda-graph-capture-unsupported" in shown
+
+
+def test_version_narrowing_by_the_catalogued_lines_alone():
+    # the recorded WARN line of the same run, without the lines that name the release
+    log = ROOT / "corpus" / "gpu" / "nccl_socket_ifname.log"
+    warn = next(line for line in log.read_text().splitlines() if "NCCL WARN" in line)
+    d = diagnose_text(warn + "\n")
+    assert d.releases["nccl"] == "NCCL 2.28.3-1–2.28.9-1"  # bootstrap.cc:114 is that site only in these

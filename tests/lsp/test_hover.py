@@ -90,3 +90,24 @@ async def test_vllm_p2p_batch_test_reads_as_gpu_pairs_and_the_childs_error_is_fl
     flagged = [d for d in diagnostics if d.range.start.line == child]
     assert flagged, [(d.code, d.range.start.line) for d in diagnostics]
     assert flagged[0].code == "cuda-initialization-error"
+
+
+async def test_hover_on_a_catalogued_line_shows_its_source_site_and_releases(client: LanguageClient, workspace: Path):
+    from mltriage.catalogue.store import default_catalogue
+
+    if not default_catalogue().available:
+        import pytest
+
+        pytest.skip("catalogue data not generated")
+    # NCCL v2.22.3-1 src/misc/shmutils.cc ncclShmOpen: WARN("Error while %s shared memory segment %s (size %ld), error: %s (%d)", ...)
+    log = workspace / "catalogued.log"
+    log.write_text("node1:100:100 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
+                   "/dev/shm/nccl-x (size 14156128), error: No such file or directory (2)\n")
+    uri = open_document(client, log)
+    diagnostics = await wait_for_diagnostics(client, uri)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diagnostics[0].range.start)
+    )
+    assert hover is not None
+    assert "**Source:** `src/misc/shmutils.cc:128`" in hover.contents.value
+    assert "NCCL 2.22.3-1–2.27.7-1" in hover.contents.value

@@ -11,7 +11,9 @@ from mltriage.engine.reader import Source
 # Phrases that mark a line as an error or warning in the stack's log formats (NCCL's WARN, Python
 # logging and vLLM's levels, c10's "[W file.cpp:N]", Python warnings). Their lines are only kept here:
 # none of them is a finding on its own.
-CATALOGUE_MARKERS = ("NCCL WARN", "ERROR", "WARNING", "CRITICAL", "[E ", "[W ", "Warning: ")
+# Lines that state a release outright narrow it best of all.
+VERSION_MARKERS = ("NCCL version", "vLLM version", "LLM engine (v", "DeepSpeed info: version=")
+CATALOGUE_MARKERS = ("NCCL WARN", "ERROR", "WARNING", "CRITICAL", "[E ", "[W ", "Warning: ", *VERSION_MARKERS)
 CATALOGUE_SIGNATURE = "catalogue"  # the signature id of findings the catalogue gives (no curated entry)
 MAX_LINES = 2_000  # distinct messages kept; repeats only count
 

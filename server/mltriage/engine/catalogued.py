@@ -64,6 +64,7 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
         if finding is not None:
             new.append((finding, matches))
     narrowed = narrow_releases(per_line)
+    narrowed.update(_stated_releases(lines, catalogue))
     for finding, matches in refs + new:
         finding.catalogue = _ref(catalogue, _best(matches, narrowed), narrowed)
     for finding, _ in refs:
@@ -72,6 +73,35 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
     for finding, _ in new:
         _describe_new(finding)
     return [f for f, _ in new], {p: describe_releases(catalogue, p, r) for p, r in sorted(narrowed.items())}
+
+
+# "NCCL INFO NCCL version 2.28.9+cuda13.0", c10d's "..., NCCL version 2.12.10", vLLM's start-up banner,
+# DeepSpeed's "DeepSpeed info: version=0.19.8": the log saying which release it is
+_STATED = {
+    "nccl": re.compile(r"\bNCCL version (\d+\.\d+\.\d+)"),
+    "vllm": re.compile(r"\bvLLM (?:API server )?version (\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\b|LLM engine \(v(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\)"),
+    "deepspeed": re.compile(r"DeepSpeed info: version=(\d+\.\d+\.\d+)"),
+}
+
+
+def _stated_releases(lines: CatalogueLines, catalogue: Catalogue) -> dict[str, set[int]]:
+    """Releases the log names itself (one version per project; two different ones name none)."""
+    stated: dict[str, set[str]] = {}
+    for line in lines.lines:
+        for project, pattern in _STATED.items():
+            m = pattern.search(line.context.message)
+            if m:
+                stated.setdefault(project, set()).add(next(g for g in m.groups() if g))
+    out = {}
+    for project, versions in stated.items():
+        if len(versions) != 1:
+            continue
+        (version,) = versions
+        names = [r.name for r in catalogue.releases(project)]
+        match = {i for i, name in enumerate(names) if name == version or name.startswith(version + "-")}
+        if match:
+            out[project] = match
+    return out
 
 
 def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMatch]:

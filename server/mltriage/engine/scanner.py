@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
+from time import perf_counter
 
-from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, CatalogueLines
+from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, VERSION_MARKERS, CatalogueLines
+from mltriage.engine import timed_regex
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
@@ -21,6 +23,7 @@ from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, MARKERS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
 from mltriage.engine.tracebacks import (
     FRAME_LINE,
+    MAX_FRAME_LINE,
     CHAIN_MARKERS,
     FRAME_MARKER,
     GENERIC_TRACEBACK_RULE,
@@ -35,13 +38,21 @@ from mltriage.engine.tracebacks import (
 )
 from mltriage.library import Library, Rule, cache_dir
 from mltriage.masking import clip
+from mltriage.model import ERROR_SEVERITIES
 from mltriage.numbers import parse_int
 
-# Bounded regex work per line: a pathological pattern costs a skipped line, never a hung run.
+# Bounded regex work: a pathological pattern or line costs its facts, never a hung run. Each search
+# has a time limit, and all the searches of one diagnosis share a budget that grows with the input
+# (real logs spend ~1 ms per MB): once it is spent, signatures fire on their trigger phrase alone
+# (trigger-only findings, no facts) for the rest of the input, and the diagnosis says so.
 MATCH_TIMEOUT_S = 0.05
-MAX_LINE_FOR_MATCHING = 64 * 1024  # a 10 MB line is matched in a window around its trigger
-WINDOW = 16 * 1024
-MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)
+REGEX_BUDGET_S = 0.5
+REGEX_BUDGET_PER_MB_S = 0.02
+TIMED_MESSAGE = 512  # bounded patterns cannot be slow on shorter lines: only longer ones are timed
+MAX_LINE_FOR_MATCHING = 16 * 1024  # a longer line is matched in a window around its trigger
+WINDOW = 8 * 1024  # each side of the trigger: wider than any signature pattern's reach
+MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)...
+MAX_FIRST_ERROR_STREAMS = 20_000  # ...except each stream's first error, up to this many streams
 HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
 
@@ -99,11 +110,13 @@ class Scanner:
         self.library = library
         self._triggers = list(library.trigger_index)
         self._present: frozenset[str] | None = None  # the pre-filter's literals on the line being handled
+        self._windowed = False  # the line being handled is matched in a window around its trigger
         # run-description phrases seen often enough to say nothing new: dropped from the pre-filter
         self._saturated: set[str] = set()
         self._use_prefilter(prefilter_for(library))
         self.hits: list[Hit] = []
         self.dropped_hits = 0
+        self._streams_with_error: set[StreamKey] = set()  # streams (source, rank) that have an error hit kept
         self.hits_per_key: dict[tuple, int] = {}  # (rule, source, rank, pid) -> hits seen
         self.repeats: dict[tuple, int] = {}  # hits beyond HITS_PER_KEY, only counted
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
@@ -113,6 +126,9 @@ class Scanner:
         self.lines_read = 0
         self.bytes_read = 0
         self.timeouts = 0
+        self.regex_seconds = 0.0  # time spent matching lines longer than TIMED_MESSAGE
+        self.budget_spent_at: tuple[str, int] | None = None  # (source, line) where the regex budget ran out
+        self.trigger_only_lines = 0  # lines matched on trigger phrases alone once the budget was spent
         self.run = RunFacts()
         self.catalogue_lines = CatalogueLines()  # error/warning lines for the catalogue to name
         self._reset_source(None)
@@ -238,7 +254,8 @@ class Scanner:
         return frozenset(self._literal_text[n] for n in self._ids_between(literal_ids, starts, i, end))
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
-        if end - start > MAX_LINE_FOR_MATCHING:
+        self._windowed = end - start > MAX_LINE_FOR_MATCHING
+        if self._windowed:
             # columns of a match are then relative to this window, not to the whole line
             return clean_line(block[max(start, anchor - WINDOW) : min(end, anchor + WINDOW)])
         return clean_line(block[start:end])
@@ -364,16 +381,23 @@ class Scanner:
                 if len(self.run.finished) != finished_before:
                     self._finish_new_at = self._finish_lines
             if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
-                    and FRAME_LINE.match(message.lstrip())):
+                    and timed_regex.match(FRAME_LINE, message.lstrip()[:MAX_FRAME_LINE])):
                 self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
                 return
         index = self.library.trigger_index
-        if present and not requires_only and stream not in self.open_blocks and not present.isdisjoint(CATALOGUE_MARKERS):
+        if present and not requires_only and not present.isdisjoint(CATALOGUE_MARKERS) and (
+                stream not in self.open_blocks or not present.isdisjoint(VERSION_MARKERS)):  # c10d's "..., NCCL version X"
             self.catalogue_lines.offer(self.source, stream, line_no, text, ctx)
         seen: set[str] = set()
         candidates = self._triggers if present is None else [t for t in present if t in index]
+        timed = len(message) > TIMED_MESSAGE and self.budget_spent_at is None
+        started = perf_counter() if timed else 0.0
+        if self.budget_spent_at is not None and not requires_only:
+            self.trigger_only_lines += 1
+        # the pre-filter saw these literals on the line; only a window of a long line may lack one
+        check = present is None or self._windowed
         for trigger in candidates:
-            if trigger not in text:
+            if check and trigger not in text:
                 continue
             for rule in index[trigger]:
                 if rule.id in seen:
@@ -383,6 +407,10 @@ class Scanner:
                     self._note_requires(rule, ctx.message, stream, line_no)
                 else:
                     self._match_rule(rule, trigger, text, ctx, stream, line_no)
+        if timed:
+            self.regex_seconds += perf_counter() - started
+            if self.regex_seconds > REGEX_BUDGET_S + REGEX_BUDGET_PER_MB_S * self.bytes_read / 1e6:
+                self.budget_spent_at = (self.source.name, line_no)
 
     def _search(self, pattern, message: str):
         try:
@@ -393,6 +421,10 @@ class Scanner:
 
     def _match_rule(self, rule: Rule, trigger: str, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
         message = ctx.message
+        if self.budget_spent_at is not None:
+            if trigger in message and rule.fires_alone(trigger) and not rule.require_sources:
+                self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
+            return
         for pattern in rule.patterns:
             m = self._search(pattern, message)
             if m is None:
@@ -405,7 +437,7 @@ class Scanner:
             return  # a supporting line of this rule, not a firing one
         if trigger in message and rule.fires_alone(trigger) and not any(self._search(x, message) for x in rule.excludes):
             # the phrase is there but the patterns know another release's wording: still the failure
-            self._record(rule, None, text, ctx, stream, line_no, partial=(message.find(trigger), len(trigger)))
+            self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
 
     def _note_requires(self, rule: Rule, message: str, stream: StreamKey, line_no: int) -> bool:
         if rule.requires and any(self._search(r, message) for r in rule.requires):
@@ -415,14 +447,9 @@ class Scanner:
         return False
 
     def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
-                partial: tuple[int, int] | None = None, block: TracebackBlock | None = None) -> None:
-        if m is not None:
-            facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
-            start, end = m.start(), m.end()
-        elif partial is not None:  # trigger only: the trigger's own span
-            facts, start, end = {}, partial[0], partial[0] + partial[1]
-        else:  # raised by the scanner's own structure (a headerless traceback): the whole message
-            facts, start, end = {}, 0, len(ctx.message)
+                partial: str | None = None, block: TracebackBlock | None = None) -> None:
+        """Keep a hit (``m``: the pattern's match; ``partial``: the trigger phrase that alone fired)."""
+        facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None} if m is not None else {}
         key = hit_key(rule.id, self.source.name, stream[1], facts)
         seen = self.hits_per_key.get(key, 0)
         self.hits_per_key[key] = seen + 1
@@ -430,8 +457,22 @@ class Scanner:
             self.repeats[key] = self.repeats.get(key, 0) + 1
             return
         if len(self.hits) >= MAX_HITS:
-            self.dropped_hits += 1
-            return
+            # The cap bounds memory, but never takes a rank's first error: triage needs every rank's
+            # (the culprit's may come after 20,000 hits of other ranks). Those are bounded separately.
+            first_error = (rule.severity in ERROR_SEVERITIES and stream not in self._streams_with_error
+                           and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS)
+            if not first_error:
+                self.dropped_hits += 1
+                return
+        if rule.severity in ERROR_SEVERITIES and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS:
+            self._streams_with_error.add(stream)
+        if m is not None:
+            start, end = m.start(), m.end()
+        elif partial is not None:  # trigger only: the trigger's own span
+            start = ctx.message.find(partial)
+            end = start + len(partial)
+        else:  # raised by the scanner's own structure (a headerless traceback): the whole message
+            start, end = 0, len(ctx.message)
         when, clock = self._timestamp(stream, ctx)
         self.hits.append(
             Hit(
