@@ -21,8 +21,15 @@ WEAK_PROBES = (
     "Exception", "exception", "warning", "WARNING", "ERROR: failed", "Error: timeout", "nan", "NaN", "Killed",
     "RuntimeError", "RuntimeError: error", "abort", "fatal", "E", "",
 )  # fmt: skip
-BACKTRACK_BUDGET_S = 0.25
-_ADVERSARIAL_CHARS = "a A0 :.=/-_(,)[]\t'\"x"
+# A pattern must stay linear on long lines: a search that takes longer than this on a 32 KiB
+# adversarial line (three tries, so a busy machine is no excuse) is super-linear or scans far at
+# every position, and a few hundred such lines make a 10 MB log take many seconds. Linear patterns
+# take ~0.1 ms there. (The scanner matches at most 16 KiB of a line around its trigger.)
+ADVERSARIAL_LINE = 32 * 1024
+BACKTRACK_BUDGET_S = 0.01
+# One character of every class a pattern's quantifiers range over: word, digit, space, tab,
+# brackets, quotes, path and key=value punctuation, backslash.
+_ADVERSARIAL_CHARS = "a0 :.=/-_(,)[]<>{}\t'\"`\\|;"
 
 
 @dataclass
@@ -37,35 +44,65 @@ class LintReport:
         return not self.errors
 
 
-def _adversarial_inputs(rule: Rule, sample_texts: list[str]) -> list[str]:
-    inputs = [ch * 20_000 for ch in _ADVERSARIAL_CHARS]
+def _flood(piece: str, size: int) -> str:
+    return piece * max(1, size // max(1, len(piece)))
+
+
+def adversarial_lines(rule: Rule, sample_texts: list[str], size: int = ADVERSARIAL_LINE) -> list[str]:
+    """Lines of about ``size`` characters built to make a regex backtrack: floods of one character
+    before and after the rule's triggers (``\\w+: connect to`` after 64 K word characters), the
+    trigger repeated, and a positive sample's line cut open: what precedes its trigger repeated
+    (a path pattern tried at every position), what follows it repeated without its last character
+    (a lazy field that never finds its end), the whole line repeated less its last character."""
+    triggers = " ".join(rule.triggers)
+    lines = []
+    for ch in _ADVERSARIAL_CHARS:
+        lines.append(_flood(ch, size) + triggers)
+        lines.append(triggers + _flood(ch, size))
     for trigger in rule.triggers:
-        inputs.append(trigger + " " * 20_000 + "!")
-        inputs.append(trigger + "a" * 20_000 + "\x00")
-        inputs.append((trigger + " ") * 2_000)
+        lines.append(_flood(trigger + " ", size))
+        lines.append(_flood(trigger[:1], size) + trigger)
     for text in sample_texts[:2]:
-        first = text.splitlines()[0] if text else ""
-        inputs.append(first * 200 + "x" * 5_000)
-    return inputs
+        line = next((ln for ln in text.splitlines() if any(t in ln for t in rule.triggers)), None)
+        if line is None:
+            continue
+        trigger = next(t for t in rule.triggers if t in line)
+        before, _, after = line.partition(trigger)
+        lines.append(_flood(line[:-1] + " ", size))
+        if before:
+            lines.append(_flood(before, size) + trigger + after)
+        if after[:-1]:
+            lines.append(before + trigger + _flood(after[:-1], size))
+    return lines
 
 
 def _check_backtracking(rule: Rule, sample_texts: list[str]) -> list[str]:
     problems = []
-    inputs = _adversarial_inputs(rule, sample_texts)
+    inputs = adversarial_lines(rule, sample_texts)
     for source, compiled in zip(
         rule.pattern_sources + rule.require_sources + rule.exclude_sources,
         rule.patterns + rule.requires + rule.excludes,
     ):
         for text in inputs:
-            try:
-                compiled.search(text, timeout=BACKTRACK_BUDGET_S)
-            except TimeoutError:
+            if _slower_than(compiled, text, BACKTRACK_BUDGET_S, tries=3):
                 problems.append(
                     f"{rule.path}: field 'match': regex {source!r} backtracks catastrophically "
-                    f"(over {BACKTRACK_BUDGET_S}s on a {len(text)}-character adversarial line)"
+                    f"(over {BACKTRACK_BUDGET_S * 1000:.0f} ms on a {len(text)}-character adversarial line "
+                    f"starting {text[:40]!r}: make every repetition bounded and anchored on a literal)"
                 )
                 break
     return problems
+
+
+def _slower_than(compiled, text: str, budget_s: float, tries: int) -> bool:
+    """Whether every one of ``tries`` searches of ``text`` exceeds ``budget_s``."""
+    for _ in range(tries):
+        try:
+            compiled.search(text, timeout=budget_s)
+            return False
+        except TimeoutError:
+            continue
+    return True
 
 
 def _check_weak(rule: Rule) -> list[str]:

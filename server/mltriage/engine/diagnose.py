@@ -150,7 +150,12 @@ def diagnose_streams(
     if scanner.dropped_hits:
         diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
     if scanner.timeouts:
-        diagnosis.warnings.append(f"{scanner.timeouts} regex evaluations hit the time limit and were skipped")
+        diagnosis.warnings.append(f"{scanner.timeouts} regex searches hit their time limit: those lines were matched "
+                                  "on their trigger phrases only (no facts captured)")
+    if scanner.budget_spent_at is not None:
+        where, line = scanner.budget_spent_at
+        diagnosis.warnings.append(f"the regex time budget was spent at {where}:{line}: {scanner.trigger_only_lines} later "
+                                  "matching lines were matched on their trigger phrases only (no facts captured)")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
     attach_pasted_topology(diagnosis, heads.texts)

@@ -9,18 +9,18 @@ SIGTERMed by the agent afterwards) are strong evidence, and triage weighs them i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from mltriage.engine import timed_regex
 from mltriage.masking import clip
 from mltriage.numbers import parse_int
 
 SECTION_TRIGGERS = ("Root Cause (first observed failure):", "Failures:")
-_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
-_FIELD = re.compile(r"^\s+(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
-_RANK = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
-_EXIT = re.compile(r"(-?\d+)(?: \(pid: (\d+)\))?(?:\s+\((SIG\w+)\))?")
-_SIGNAL_IN_TRACEBACK = re.compile(r"Signal (\d+) \((SIG\w+)\) received by PID (\d+)")
+_ENTRY = timed_regex.compile(r"^\s*\[(\d+)\]:\s*$")
+_FIELD = timed_regex.compile(r"^\s+(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
+_RANK = timed_regex.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
+_EXIT = timed_regex.compile(r"(-?\d+)(?: \(pid: (\d+)\))?(?:\s+\((SIG\w+)\))?")
+_SIGNAL_IN_TRACEBACK = timed_regex.compile(r"Signal (\d+) \((SIG\w+)\) received by PID (\d+)")
 
 
 @dataclass
@@ -58,11 +58,11 @@ class TorchrunSummary:
         """Returns False once the section is over."""
         if message.startswith("====") or (message.startswith("----") and self.entries):
             return False
-        if _ENTRY.match(message):
+        if timed_regex.match(_ENTRY, message):
             self.entries.append(WorkerFailure(section=self.section, line=line_no))
             self.idle = 0
             return True
-        m = _FIELD.match(message)
+        m = timed_regex.match(_FIELD, message)
         if m and self.entries:
             self._set(self.entries[-1], m.group(1), m.group(2).strip())
             self.idle = 0
@@ -73,19 +73,19 @@ class TorchrunSummary:
     @staticmethod
     def _set(entry: WorkerFailure, key: str, value: str) -> None:
         if key == "rank":
-            m = _RANK.match(value)
+            m = timed_regex.match(_RANK, value)
             if m:
                 entry.rank = parse_int(m.group(1))
                 entry.local_rank = parse_int(m.group(2))
         elif key == "exitcode":
-            m = _EXIT.match(value)
+            m = timed_regex.match(_EXIT, value)
             if m:
                 entry.exitcode = parse_int(m.group(1))
                 entry.pid = parse_int(m.group(2))
                 entry.signal = m.group(3)
         elif key == "traceback":
             entry.traceback = clip(value, 300)
-            sig = _SIGNAL_IN_TRACEBACK.search(value)
+            sig = timed_regex.search(_SIGNAL_IN_TRACEBACK, value)
             if sig and not entry.signal:
                 entry.signal = sig.group(2)
         elif key == "host":

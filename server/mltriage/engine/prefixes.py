@@ -32,7 +32,8 @@ class LineContext:
 
 
 # One alternative per prefix kind; tried repeatedly at the start of the line since they stack
-# (``2026-11-30 09:00:01 [default0]:[rank0]: ...``).
+# (``2026-11-30 09:00:01 [default0]:[rank0]: ...``). Anchored, and every repetition is bounded, so
+# a match costs the same on a 16 KiB adversarial line as on a real one (hence ``re``, no timeout).
 _PREFIX = re.compile(
     r"""
     (?:
@@ -40,13 +41,13 @@ _PREFIX = re.compile(
       | \[(?P<role>[A-Za-z_][\w-]{0,30}?)(?P<role_rank>\d{1,6})\]:  # [default3]: (torchrun --tee)
       | \[(?P<mpi_job>\d{1,6}),(?P<mpi_rank>\d{1,6})\]<std(?:out|err)>:  # Open MPI --tag-output
       | (?P<srun_rank>\d{1,6}):[ \t]                              # srun -l
-      | \((?P<ray_tag>[A-Za-z_][\w.-]{0,40}(?:[ ][A-Za-z_][\w.-]{0,20}){0,2})?[ ,]*(?P<ray_kv>(?:(?:rank|pid|ip|node)=[\w.:-]{1,64}[ ,]*){1,4})\)   # Ray/vLLM worker tag
+      | \((?P<ray_tag>[A-Za-z_][\w.-]{0,40}(?:[ ][A-Za-z_][\w.-]{0,20}){0,2})?[ ,]{0,8}(?P<ray_kv>(?:(?:rank|pid|ip|node)=[\w.:-]{1,64}[ ,]{0,8}){1,4})\)   # Ray/vLLM worker tag
       | (?P<nccl_host>[A-Za-z0-9][\w.-]{0,62}):(?P<nccl_pid>\d{1,8}):(?P<nccl_tid>\d{1,8})[ \t]\[(?P<nccl_dev>\d{1,3})\][ \t]  # NCCL
       | (?P<iso>\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?)  # ISO
-      | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]+(?P<glog_pid>\d+)[ ][^\]\s]{1,200}\])  # glog/c10
-      | (?P<vllm>(?P<vllm_level>INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d+)?[ ](?:\[[^\]]{1,120}\]|[\w.-]{1,120}:\d{1,6}\]))  # vLLM (<= 0.5: "file.py:N]")
-      | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]+(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
-      | \[[ ]*(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
+      | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]{1,8}(?P<glog_pid>\d{1,12})[ ][^\]\s]{1,200}\])  # glog/c10
+      | (?P<vllm>(?P<vllm_level>INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d{1,9})?[ ](?:\[[^\]]{1,120}\]|[\w.-]{1,120}:\d{1,6}\]))  # vLLM (<= 0.5: "file.py:N]")
+      | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]{1,2}(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
+      | \[[ ]{0,12}(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
       | (?P<level>\[(?P<level_word>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
     )
     [ ]?                                                          # one separator space; indentation after it is content
