@@ -67,7 +67,9 @@ def test_entries_carry_sites_per_release_and_release_ranges(built):
     assert p2p.kind == "RuntimeError" and p2p.cause == "OSError"
     assert [(s.first, s.last, s.path, s.line, s.function) for s in p2p.sites] == [
         (0, 0, "pkg/comm.py", 12, "p2p_check"), (1, 1, "pkg/comm.py", 13, "Communicator.p2p_check")]
-    assert describe_releases(built, "vllm", p2p.release_indices()) == "vLLM 1.0–2.0"
+    assert describe_releases(built, "vllm", p2p.release_indices()) == "vLLM 1.0–2.0 (or older: the catalogue starts at vLLM 1.0)"
+    reworded = _by_format(built, "world size must be at least 1")
+    assert describe_releases(built, "vllm", reworded.release_indices()) == "vLLM 2.0"
     old = _by_format(built, "world_size must be positive")
     assert old.release_indices() == {0}
     assert built.link(p2p, p2p.sites[-1]) == "https://github.com/example/pyproj/blob/" + "b" * 40 + "/pkg/comm.py#L13-L17"
@@ -110,7 +112,9 @@ def test_shards_are_compact_json_lines(built):
     assert index["shards"] > 1 and index["keys"] == sorted(index["keys"])
     for path in built.data.glob("shard-*.jsonl.gz"):
         for row in gzip.open(path, "rt"):
-            doc = json.loads(row)
+            key, _, text = row.partition("\t")
+            doc = json.loads(text)
+            assert doc["key"] == key
             assert set(doc) == {"id", "project", "kind", "format", "lines", "key", "cause", "sites"}
             for pattern in doc["lines"]:
                 if pattern:

@@ -103,9 +103,11 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
     starts = message_starts(message)
     found: list[CatalogueMatch] = []
     for entry in catalogue.candidates(words)[:MAX_CANDIDATES]:
-        for n, matcher in enumerate(entry.matchers):
-            if matcher is None:
+        anchors = entry.anchors
+        for n, pattern in enumerate(entry.lines):
+            if pattern is None or (n < len(anchors) and anchors[n] not in message):
                 continue
+            matcher = entry.matchers[n]
             m = _anchored(matcher, message, starts, floating=entry.floating(n))
             if m is None:
                 continue
@@ -169,16 +171,27 @@ def narrow_releases(matches: list[list[CatalogueMatch]]) -> dict[str, set[int]]:
 
 
 def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) -> str:
-    """``vLLM 0.5.4–0.10.1`` (runs of consecutive releases; at most three runs, then a count)."""
+    """``vLLM 0.5.4–0.10.1``: runs of releases consecutive in version order (at most three runs).
+    A run that reaches the oldest release catalogued says the log may be older still."""
     names = [r.name for r in catalogue.releases(project)]
-    runs: list[tuple[int, int]] = []
-    for i in sorted(r for r in releases if r < len(names)):
-        if runs and runs[-1][1] == i - 1:
-            runs[-1] = (runs[-1][0], i)
-        else:
-            runs.append((i, i))
+    order = sorted(range(len(names)), key=lambda i: _version_key(names[i]))
+    runs: list[list[int]] = []
+    previous_in = False
+    for i in order:
+        inside = i in releases
+        if inside and previous_in:
+            runs[-1][1] = i
+        elif inside:
+            runs.append([i, i])
+        previous_in = inside
+    nice = NICE_NAMES.get(project, project)
     if not runs:
-        return NICE_NAMES.get(project, project)
+        return nice
     parts = [names[a] if a == b else f"{names[a]}–{names[b]}" for a, b in runs[:3]]
     more = f" and {len(runs) - 3} more ranges" if len(runs) > 3 else ""
-    return f"{NICE_NAMES.get(project, project)} {', '.join(parts)}{more}"
+    older = f" (or older: the catalogue starts at {nice} {names[order[0]]})" if runs[0][0] == order[0] else ""
+    return f"{nice} {', '.join(parts)}{more}{older}"
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", name)[:6])

@@ -57,6 +57,16 @@ class Entry:
     def matchers(self) -> list[regex.Pattern | None]:
         return [regex.compile(p) if p else None for p in self.lines]
 
+    @cached_property
+    def anchors(self) -> list[str]:
+        """Per output line, its longest run of literal non-space text: any output of that line holds it
+        verbatim (only whitespace is flexible), so a line without it is rejected before any regex."""
+        out = []
+        for line in self.format.split("\n"):
+            runs = [run for piece in _LITERAL.split(line) for run in piece.split()]
+            out.append(max(runs, key=len) if runs else "")
+        return out
+
     @property
     def level(self) -> str:
         """What kind of line this is for the reader: an exception, or a log level."""
@@ -107,31 +117,45 @@ class Catalogue:
     def releases(self, project: str) -> list[Release]:
         return self.projects.get(project, {}).get("releases", [])
 
-    def _shard(self, n: int) -> dict[str, list[Entry]]:
+    def _shard(self, n: int) -> dict[str, list]:
+        """key -> its entries: raw JSON text until a line asks for that key, then ``Entry``s."""
         shard = self._shards.get(n)
         if shard is None:
             shard = self._shards[n] = {}
             try:
-                with gzip.open(self.data / f"shard-{n:02d}.jsonl.gz", "rt", encoding="utf-8") as fh:
-                    for row in fh:
-                        entry = _entry(json.loads(row))
-                        shard.setdefault(entry.key, []).append(entry)
-            except (OSError, ValueError, EOFError):
-                pass  # a damaged shard costs its entries, never the diagnosis
+                text = zlib.decompress((self.data / f"shard-{n:02d}.jsonl.gz").read_bytes(), 31).decode("utf-8")
+            except (OSError, ValueError, zlib.error, UnicodeDecodeError):
+                return shard  # a damaged shard costs its entries, never the diagnosis
+            for row in text.splitlines():
+                key, _, doc = row.partition("\t")
+                shard.setdefault(key, []).append(doc)
         return shard
+
+    def _entries(self, shard: dict[str, list], key: str) -> list[Entry]:
+        docs = shard.get(key, [])
+        if docs and isinstance(docs[0], str):
+            parsed = []
+            for doc in docs:
+                try:
+                    parsed.append(_entry(json.loads(doc)))
+                except (ValueError, KeyError, TypeError):
+                    continue
+            shard[key] = docs = parsed
+        return docs
 
     def candidates(self, words: set[str]) -> list[Entry]:
         """Entries indexed under any of these words (a line's tokens)."""
         out: list[Entry] = []
         n = self._index["shards"]
         for word in sorted(words & self.keys):
-            out += self._shard(zlib.crc32(word.encode()) % n).get(word, [])
+            out += self._entries(self._shard(zlib.crc32(word.encode()) % n), word)
         return out
 
     def all_entries(self):
         for n in range(self._index["shards"]):
-            for entries in self._shard(n).values():
-                yield from entries
+            shard = self._shard(n)
+            for key in list(shard):
+                yield from self._entries(shard, key)
 
     def entry(self, entry_id: str) -> Entry | None:
         return next((e for e in self.all_entries() if e.id == entry_id), None)

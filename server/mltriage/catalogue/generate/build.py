@@ -22,7 +22,7 @@ from mltriage.catalogue.formats import MIN_LITERAL_CHARS, Format, key_words, lin
 from mltriage.catalogue.generate.sites import SourceSite
 from mltriage.catalogue.generate.sources import Release
 
-SHARDS = 64
+SHARDS = 256
 SCHEMA = "mltriage.catalogue/v1"
 
 
@@ -149,7 +149,8 @@ def write(projects: list[ProjectInput], out: Path, log: Callable[[str], None] = 
             continue
         keys.add(key)
         per_project[b.project] += 1
-        shards[shard_of(key)].append(json.dumps(doc, separators=(",", ":")))
+        # "key<TAB>entry": a reader groups a shard by key without parsing entries it does not need
+        shards[shard_of(key)].append(key + "\t" + json.dumps(doc, separators=(",", ":")))
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("shard-*.jsonl.gz"):
         old.unlink()
