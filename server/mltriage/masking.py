@@ -29,7 +29,7 @@ import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -439,48 +439,45 @@ class _Masker:
         return _apply(value, spans) if spans else value
 
 
+# Fields of our own words (rendered from a signature, facts filled in): not searched with the rules,
+# so a fix saying `export HF_TOKEN=<your token>` stays whole; cleared of secrets found elsewhere.
+_RENDERED = frozenset({"title", "root_cause", "fix", "verify"})
+# Names the engine chose or computed (ids, kinds, the inputs' paths, internal links): left alone.
+_NAMES = frozenset({"signature", "category", "severity", "role", "kind", "clock", "reported_by", "source", "sources",
+                    "first_error", "block", "probe", "status", "failure_kind", "failure_domain"})
+
+
+def _texts(obj: Any) -> list[tuple[str, Any]]:
+    """(name, value) of a record's fields that may hold text; a field added later is included."""
+    nested = ("findings", "ranks") if obj.__class__.__name__ == "Diagnosis" else ()
+    return [(f.name, getattr(obj, f.name)) for f in fields(obj)
+            if f.name not in _NAMES and f.name not in nested and isinstance(getattr(obj, f.name), (str, list, dict, tuple))
+            or (f.name == "fix" and is_dataclass(getattr(obj, f.name)))]
+
+
 def mask_diagnosis(diagnosis: Any) -> None:
     """Mask, in place, every text of a ``Diagnosis`` that came from its inputs.
 
-    Log-derived fields (evidence, facts, notes, launcher entries, Flight Recorder summaries, pasted
-    topology, explanation, warnings, skipped) are searched with the rules. The sentences rendered
-    from our own signatures (title, summary, fix, verify) are not searched, so a fix that says
-    ``export HF_TOKEN=<your token>`` stays whole, but any secret found elsewhere in the diagnosis is
-    masked in them as well: a fact filled into a template is masked there too.
+    Every field of the diagnosis, its findings and its ranks is searched with the rules (evidence,
+    facts, notes, launcher entries, Flight Recorder summaries, pasted topology, explanation,
+    warnings, and any field added later), except the names in ``_NAMES`` and the sentences rendered
+    from our own signatures (``_RENDERED``). Those are then cleared of every secret found elsewhere in
+    the diagnosis: a fact filled into a template is masked there too.
     """
     m = _Masker()
-    for f in diagnosis.findings:
-        f.evidence = m.lines(f.evidence)
-        f.facts = m.deep(f.facts)
-        f.notes = m.deep(f.notes)
-        f.host = m.text(f.host) if f.host else f.host
-    for r in diagnosis.ranks:
-        r.why = m.text(r.why)
-    diagnosis.explanation = m.text(diagnosis.explanation)
-    diagnosis.warnings = m.deep(diagnosis.warnings)
-    diagnosis.skipped = m.deep(diagnosis.skipped)
-    diagnosis.launcher = m.deep(diagnosis.launcher)
-    diagnosis.flight_recorder = m.deep(diagnosis.flight_recorder)
-    diagnosis.topology = m.deep(diagnosis.topology)
-    for name in ("unread",):  # fields other parts may add: masked when present
-        if isinstance(getattr(diagnosis, name, None), list):
-            setattr(diagnosis, name, m.deep(getattr(diagnosis, name)))
+    records = [diagnosis, *diagnosis.findings, *diagnosis.ranks]
+    for record in records:
+        for name, value in _texts(record):
+            if name == "evidence":
+                setattr(record, name, m.lines(value))
+            elif name not in _RENDERED:
+                setattr(record, name, m.deep(value))
     if not m.found:
         return
-    known = m.known
-    for f in diagnosis.findings:
-        f.title, f.root_cause, f.verify = known(f.title), known(f.root_cause), known(f.verify)
-        f.fix.summary = known(f.fix.summary)
-        f.fix.steps = [known(s) for s in f.fix.steps]
-        f.fix.commands = [known(c) for c in f.fix.commands]
-        f.fix.env = {k: known(v) for k, v in f.fix.env.items()}
-        f.evidence = [known(e) for e in f.evidence]
-        f.facts = m.deep(f.facts, m.fragments)
-        f.notes = [known(n) for n in f.notes]
-    for r in diagnosis.ranks:
-        r.why = known(r.why)
-    diagnosis.explanation = known(diagnosis.explanation)
-    diagnosis.timeline = m.deep(diagnosis.timeline, known)
-    diagnosis.launcher = m.deep(diagnosis.launcher, known)
-    diagnosis.flight_recorder = m.deep(diagnosis.flight_recorder, known)
-    diagnosis.topology = m.deep(diagnosis.topology, known)
+    for record in records:
+        for name, value in _texts(record):
+            if name == "fix":
+                for part, text in _texts(value):
+                    setattr(value, part, m.deep(text, m.known))
+            else:
+                setattr(record, name, m.deep(value, m.fragments if name == "facts" else m.known))
