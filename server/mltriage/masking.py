@@ -400,13 +400,19 @@ class _Masker:
         return out
 
     def deep(self, value: Any, mask: Any = None) -> Any:
-        mask = mask or self.text
+        """``value`` (text, or dicts, lists and tuples of them) with ``mask`` applied to every string."""
+        return self._deep(value, mask or self.text)
+
+    def _deep(self, value: Any, mask: Any) -> Any:
+        kind = type(value)  # exact types first: a 40,000-entry launcher list is walked here
+        if kind is str:
+            return mask(value)
+        if kind is dict or isinstance(value, dict):
+            return {k: mask(v) if type(v) is str else self._deep(v, mask) for k, v in value.items()}
+        if kind is list or kind is tuple or isinstance(value, (list, tuple)):
+            return kind(mask(v) if type(v) is str else self._deep(v, mask) for v in value)
         if isinstance(value, str):
             return mask(value)
-        if isinstance(value, dict):
-            return {k: self.deep(v, mask) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.deep(v, mask) for v in value)
         return value
 
     @cached_property
@@ -447,12 +453,20 @@ _NAMES = frozenset({"signature", "category", "severity", "role", "kind", "clock"
                     "first_error", "block", "probe", "status", "failure_kind", "failure_domain"})
 
 
+@lru_cache(maxsize=None)
+def _text_fields(cls: type) -> tuple[str, ...]:
+    nested = ("findings", "ranks") if cls.__name__ == "Diagnosis" else ()
+    return tuple(f.name for f in fields(cls) if f.name not in _NAMES and f.name not in nested)
+
+
 def _texts(obj: Any) -> list[tuple[str, Any]]:
     """(name, value) of a record's fields that may hold text; a field added later is included."""
-    nested = ("findings", "ranks") if obj.__class__.__name__ == "Diagnosis" else ()
-    return [(f.name, getattr(obj, f.name)) for f in fields(obj)
-            if f.name not in _NAMES and f.name not in nested and isinstance(getattr(obj, f.name), (str, list, dict, tuple))
-            or (f.name == "fix" and is_dataclass(getattr(obj, f.name)))]
+    out = []
+    for name in _text_fields(type(obj)):
+        value = getattr(obj, name)
+        if isinstance(value, (str, list, dict, tuple)) or (name == "fix" and is_dataclass(value)):
+            out.append((name, value))
+    return out
 
 
 def mask_diagnosis(diagnosis: Any) -> None:
