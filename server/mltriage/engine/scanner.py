@@ -282,12 +282,13 @@ class Scanner:
             self.summary = TorchrunSummary(section=section, start=line_no)
             return
         stripped = message.lstrip()
-        if stripped.startswith(TRACEBACK_HEADER):
+        header = stripped.startswith(TRACEBACK_HEADER)
+        if header:
             self.tracebacks.start(stream, line_no, text)
         elif stripped.startswith(ORIGINAL_TRACEBACK):
             self.tracebacks.start(stream, line_no, text, continues=True)
             return
-        self._match(text, ctx, stream, line_no)
+        self._match(text, ctx, stream, line_no, structural=header)
 
     def _close_summary(self) -> None:
         if self.summary is not None:
@@ -332,7 +333,7 @@ class Scanner:
         open_block = self.open_blocks.get(stream)
         if message.lstrip().startswith(TRACEBACK_HEADER):
             self.tracebacks.start(stream, line_no, text)
-            self._match(text, ctx, stream, line_no)
+            self._match(text, ctx, stream, line_no, structural=True)
             return
         if message.lstrip().startswith(ORIGINAL_TRACEBACK):
             self.tracebacks.start(stream, line_no, text, continues=True)
@@ -347,7 +348,7 @@ class Scanner:
                 open_block.chain_pending = True
             else:
                 if has_trigger:  # match first, so the hit is tied to the block it closes
-                    self._match(text, ctx, stream, line_no)
+                    self._match(text, ctx, stream, line_no, structural=True)
                 if self.tracebacks.close(open_block, line_no, text, message):
                     # frames that end in an exception line are an error report even without their header
                     rule = self.library.get(GENERIC_TRACEBACK_RULE)
@@ -361,7 +362,10 @@ class Scanner:
             self._match(text, ctx, stream, line_no)
 
     # -- signatures -------------------------------------------------------------------------
-    def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int, requires_only: bool = False) -> None:
+    def _match(self, text: str, ctx: LineContext, stream: StreamKey, line_no: int, requires_only: bool = False,
+               structural: bool = False) -> None:
+        """Match the signatures whose triggers are on this line; ``structural``: it opens or closes a
+        traceback (its header or exception line), which triage needs even once the regex budget is spent."""
         message = ctx.message
         if message.lstrip().startswith(CHAIN_MARKERS):
             self.tracebacks.chain_marker(stream, line_no)
@@ -391,8 +395,15 @@ class Scanner:
         seen: set[str] = set()
         candidates = self._triggers if present is None else [t for t in present if t in index]
         timed = len(message) > TIMED_MESSAGE and self.budget_spent_at is None
+        if timed:  # compiling a pattern the first time is no matching cost: done before the clock starts
+            for trigger in candidates:
+                for rule in index.get(trigger, ()):
+                    rule.patterns, rule.requires, rule.excludes  # noqa: B018 - cached on first access
         started = perf_counter() if timed else 0.0
-        if self.budget_spent_at is not None and not requires_only:
+        # once the budget is spent, patterns run only on a short line that opens or closes a
+        # traceback: a rank's own error report, which triage needs
+        patterns = self.budget_spent_at is None or (structural and len(message) <= TIMED_MESSAGE)
+        if not patterns and not requires_only:
             self.trigger_only_lines += 1
         # the pre-filter saw these literals on the line; only a window of a long line may lack one
         check = present is None or self._windowed
@@ -406,7 +417,7 @@ class Scanner:
                 if requires_only:
                     self._note_requires(rule, ctx.message, stream, line_no)
                 else:
-                    self._match_rule(rule, trigger, text, ctx, stream, line_no)
+                    self._match_rule(rule, trigger, text, ctx, stream, line_no, patterns)
         if timed:
             self.regex_seconds += perf_counter() - started
             if self.regex_seconds > REGEX_BUDGET_S + REGEX_BUDGET_PER_MB_S * self.bytes_read / 1e6:
@@ -419,9 +430,10 @@ class Scanner:
             self.timeouts += 1
             return None
 
-    def _match_rule(self, rule: Rule, trigger: str, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+    def _match_rule(self, rule: Rule, trigger: str, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
+                    patterns: bool = True) -> None:
         message = ctx.message
-        if self.budget_spent_at is not None:
+        if not patterns:  # the regex budget is spent: the trigger phrase alone decides
             if trigger in message and rule.fires_alone(trigger) and not rule.require_sources:
                 self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
             return
