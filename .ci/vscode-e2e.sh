@@ -5,7 +5,10 @@
 #   1. integration tests (mocha inside the extension host, `vscode` API): extension/test/integration/
 #   2. UI end-to-end with the packaged .vsix installed: extension/test/e2e/drive.js
 # Tools are cached in $MLTRIAGE_E2E_TOOLS (default /tmp/mltriage-e2e-tools); everything a run writes
-# (workspace copy, VS Code profile, logs, screenshots) goes to $REPO/.e2e.
+# (workspace copy, VS Code profile, logs) goes to $REPO/.e2e. The CI artefacts: .e2e/shots/ (screenshots
+# of the hover, the diagnosis view, the rank timeline in light/dark/high-contrast, the probe matrix, the
+# quick fix, the terminal notifications), .e2e/timings.json (first squiggle fresh and warm, terminal
+# toast delays) and .e2e/integration.log (the extension-host tests, with their mltriage-timing lines).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 TOOLS=${MLTRIAGE_E2E_TOOLS:-/tmp/mltriage-e2e-tools}
@@ -54,10 +57,13 @@ npm run package >"$RUN/package.log" 2>&1 || { tail -40 "$RUN/package.log"; exit 
 VSIX=$REPO/mltriage-linux-x64.vsix
 ls -l "$VSIX"
 
-# the workspace a user would have: launch scripts + real logs
+# the workspace a user would have: launch scripts, real logs, a probe report saved on a 2×H200 node
 WS=$RUN/ws
-cp -r "$REPO/tests/lsp/data/workspace" "$WS"
-cp -r "$REPO/tests/lsp/data/logs" "$WS/logs"
+make_ws() {
+  rm -rf "$WS" && cp -r "$REPO/tests/lsp/data/workspace" "$WS" && cp -r "$REPO/tests/lsp/data/logs" "$WS/logs"
+  cp "$REPO/bench/probe/h200x2-final.json" "$WS/probe-report.json"
+}
+make_ws
 mkdir -p "$RUN/ud/User"
 cat > "$RUN/ud/User/settings.json" <<'JSON'
 { "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false,
@@ -84,13 +90,21 @@ status=0
 
 ts "integration tests (extension host)"
 start_cs --vscode-option enable-smoke-test-driver
-E2E_OUT=$RUN/integration node extension/test/e2e/runtests.js "$PORT" "$REPO" "$REPO/extension/test/integration/index.js" "$WS" || status=1
+E2E_OUT=$RUN/integration node extension/test/e2e/runtests.js "$PORT" "$REPO" "$REPO/extension/test/integration/index.js" "$WS" \
+  > >(tee "$RUN/integration.log") || status=1
 stop_cs
+# issue 11.9: the server's routine lines reach the output channel at their own level
+CHANNEL=$(find "$RUN/ud/logs" -name '*mltriage*.log' -path '*exthost*' | head -1)
+if [ -z "$CHANNEL" ] || ! grep -q '\[info\] mltriage.lsp' "$CHANNEL" || grep -q '\[error\] INFO' "$CHANNEL"; then
+  echo "output channel: server INFO lines not logged at info level (${CHANNEL:-no channel log found})"; status=1
+else
+  echo "output channel: server INFO lines at [info] ($(grep -c '\[info\]' "$CHANNEL") lines), none as [error]"
+fi
 
 ts "UI end-to-end (installed .vsix)"
-rm -rf "$WS" && cp -r "$REPO/tests/lsp/data/workspace" "$WS" && cp -r "$REPO/tests/lsp/data/logs" "$WS/logs"
+make_ws
 start_cs
-PORT=$PORT WS=$WS SHOTS=$RUN/shots node extension/test/e2e/drive.js || status=1
+PORT=$PORT WS=$WS SHOTS=$RUN/shots TIMINGS=$RUN/timings.json node extension/test/e2e/drive.js || status=1
 stop_cs
 ts "done (status $status)"
 exit $status

@@ -1,9 +1,9 @@
-"""The extension reads the engine's answers instead of deciding them itself.
+"""The extension shows the server's answers instead of deciding them itself.
 
-``extension/src/diagnosis.ts`` is bundled with the repository's esbuild and run under node against
-real ``mltriage diagnose --json`` documents: its root cause is ``findings[root_cause_index]``, and
-its export lines are the server's (``model.export_line``) byte for byte. Skipped where the
-extension's toolchain is not installed (``npm ci``).
+``extension/src/view.ts`` is bundled with the repository's esbuild and run under node against the
+server's real answers (diagnosis JSON + ``view``): the root cause is the one triage chose, shown only
+for a failure, the title once, Markdown rendered, export lines the server's byte for byte. Skipped
+where the extension's toolchain is not installed (``npm ci``).
 """
 
 import json
@@ -42,12 +42,16 @@ def test_export_line_quotes_for_the_shell():
 
 
 @pytest.fixture(scope="module")
-def diagnosis_js(tmp_path_factory) -> Path:
+def view_js(tmp_path_factory) -> Path:
+    """The extension's view module, bundled as the .vsix bundles it (its `vscode` import stubbed:
+    only the pure render functions run here)."""
     if not ESBUILD.exists() or shutil.which("node") is None:
         pytest.skip("the extension's toolchain is not installed (npm ci)")
-    out = tmp_path_factory.mktemp("ext") / "diagnosis.js"
-    subprocess.run([str(ESBUILD), str(ROOT / "extension" / "src" / "diagnosis.ts"), "--bundle", "--format=cjs",
-                    "--platform=node", f"--outfile={out}"], check=True, capture_output=True)
+    tmp = tmp_path_factory.mktemp("ext")
+    (tmp / "vscode.js").write_text("module.exports = {};\n")
+    out = tmp / "view.js"
+    subprocess.run([str(ESBUILD), str(ROOT / "extension" / "src" / "view.ts"), "--bundle", "--format=cjs",
+                    "--platform=node", f"--alias:vscode={tmp / 'vscode.js'}", f"--outfile={out}"], check=True, capture_output=True)
     return out
 
 
@@ -58,20 +62,52 @@ def _node(module: Path, script: str, payload) -> object:
     return json.loads(r.stdout)
 
 
-def test_extension_reads_the_root_cause_the_engine_decided(diagnosis_js):
-    docs = [diagnose_path(EXAMPLE).to_json(), diagnose_text("step 1 loss 0.5\n").to_json()]
-    # a document where the first finding is not the root cause: the extension must not guess
-    crafted = dict(docs[0], findings=list(reversed(docs[0]["findings"])))
-    crafted["root_cause_index"] = len(crafted["findings"]) - 1 - docs[0]["root_cause_index"]
-    docs.append(crafted)
-    picked = _node(diagnosis_js, "console.log(JSON.stringify(input.map((d) => { const r = m.rootCause(d); "
-                   "return r ? d.findings.indexOf(r) : null; })));", docs)
-    assert picked == [d["root_cause_index"] for d in docs]
-    assert picked[1] is None
+def _answer(diagnosis):
+    from mltriage.lsp.commands import with_view
+
+    return with_view(diagnosis)
 
 
-def test_extension_writes_the_servers_export_lines(diagnosis_js):
-    env = {"NCCL_P2P_DISABLE": "1", "TORCH_CUDA_ARCH_LIST": "9.0;10.0+PTX", "NCCL_DEBUG_SUBSYS": "INIT,NET GRAPH",
-           "Q": "it's", "NCCL_SOCKET_IFNAME": "$(ip -o -4 route show to default | awk '{print $5}')"}
-    text = _node(diagnosis_js, "console.log(JSON.stringify(m.exportsText(input)));", env)
-    assert text == "\n".join(Fix(env=env).exports())
+def test_view_shows_the_servers_root_cause_title_once_and_its_markdown(view_js):
+    answer = _answer(diagnose_path(EXAMPLE))
+    html = _node(view_js, "console.log(JSON.stringify(m.renderDiagnosis(input, 'x.log')));", answer)
+    root = answer["findings"][answer["root_cause_index"]]
+    headline, rest = html.split("</h1>", 1)
+    assert root["title"] in headline
+    section = rest.split('<section class="root">', 1)[1].split('<div class="md explanation">', 1)[0]
+    # the title is the headline's; the root-cause section goes on with where and what happened
+    # (triage's explanation after it names the chain of failures, titles included)
+    assert "Root cause" in section and root["title"] not in section
+    assert "`" not in html.split("<pre", 1)[0]  # Markdown code spans rendered, no raw backticks
+    assert "<code>" in html
+
+
+def test_view_never_puts_warnings_under_root_cause(view_js):
+    log = ROOT / "corpus" / "healthy" / "hf-trainer-bert-from-local-ckpt" / "console.log"
+    answer = _answer(diagnose_path(log))
+    assert answer["findings"] and answer["root_cause_index"] is None
+    html = _node(view_js, "console.log(JSON.stringify(m.renderDiagnosis(input, 'x.log')));", answer)
+    assert "Root cause" not in html and "No known failure" in html
+    # a crafted answer whose engine fields point at a warning: the view still follows `view.root` only
+    crafted = dict(answer, root_cause_index=0)
+    html = _node(view_js, "console.log(JSON.stringify(m.renderDiagnosis(input, 'x.log')));", crafted)
+    assert "Root cause" not in html
+
+
+def test_view_writes_the_servers_export_lines(view_js):
+    env = {"NCCL_P2P_DISABLE": "1", "TORCH_CUDA_ARCH_LIST": "9.0;10.0+PTX", "Q": "it's",
+           "NCCL_SOCKET_IFNAME": "$(ip -o -4 route show to default | awk '{print $5}')"}
+    d = diagnose_path(EXAMPLE)
+    d.root_cause.fix.env = dict(env)
+    html = _node(view_js, "console.log(JSON.stringify(m.renderDiagnosis(input, 'x.log')));", _answer(d))
+    import html as h
+
+    shown = h.unescape(html.split('<pre id="exports">', 1)[1].split("</pre>", 1)[0])
+    assert shown == "\n".join(Fix(env=env).exports())
+
+
+def test_no_server_logic_is_redone_in_the_extension():
+    """ANSI stripping, export quoting, entry links and log suffixes have one owner: the server."""
+    src = "\n".join(p.read_text() for p in (ROOT / "extension" / "src").glob("*.ts"))
+    for redone in ("\\x1b", "shellQuote", "export ${", "root_cause_index]", "{log,out,err}", "URLSearchParams(Object.entries"):
+        assert redone not in src, redone

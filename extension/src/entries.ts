@@ -1,14 +1,9 @@
 // Serves "mltriage-entry:/<id>.md?fact=value" documents: the encyclopedia entry rendered by the
-// server. Diagnostics link here through codeDescription.href, so no `command:` URI is needed.
+// server. The server writes these URIs (diagnostics' codeDescription, hovers, the view, quick fixes).
 import * as vscode from 'vscode';
 import type { ServerManager } from './server';
 
 export const ENTRY_SCHEME = 'mltriage-entry';
-
-export function entryUri(signature: string, facts: Record<string, string> = {}): vscode.Uri {
-  const query = new URLSearchParams(Object.entries(facts).sort()).toString();
-  return vscode.Uri.from({ scheme: ENTRY_SCHEME, path: `/${signature}.md`, query });
-}
 
 export class EntryProvider implements vscode.TextDocumentContentProvider {
   constructor(private readonly server: ServerManager) {}
@@ -22,4 +17,11 @@ export class EntryProvider implements vscode.TextDocumentContentProvider {
       return `# ${signature}\n\nThis entry could not be shown: ${(err as Error).message}\n`;
     }
   }
+}
+
+// A server-written entry URI, or a bare signature id typed by the user (no facts).
+export function entryTarget(uriOrSignature: string): vscode.Uri {
+  return uriOrSignature.startsWith(`${ENTRY_SCHEME}:`)
+    ? vscode.Uri.parse(uriOrSignature)
+    : vscode.Uri.from({ scheme: ENTRY_SCHEME, path: `/${uriOrSignature}.md` });
 }

@@ -1,37 +1,40 @@
-// mltriage for VS Code: a thin shell around the Python language server.
+// mltriage for VS Code: a thin shell around the Python language server, which decides and words
+// everything shown (diagnostics, hovers, quick fixes, the view's content).
 import * as vscode from 'vscode';
 import { ServerManager } from './server';
 import { onPythonInterpreterChange } from './python';
 import { TerminalFailure, TerminalWatcher } from './terminal';
 import { DiagnosisView } from './view';
-import { DiagnosisJson, FindingJson, headline } from './diagnosis';
-import { stripTerminalEscapes } from './ansi';
-import { EntryProvider, ENTRY_SCHEME, entryUri } from './entries';
+import { DiagnosisJson, ProbeAnswer, ViewRoot } from './diagnosis';
+import { EntryProvider, ENTRY_SCHEME, entryTarget } from './entries';
 
 // What other extensions (and our tests) can use: `vscode.extensions.getExtension(...).exports`.
 export interface MltriageApi {
   diagnoseText(text: string): Promise<DiagnosisJson>;
   onDidDetectTerminalFailure: vscode.Event<TerminalFailure>;
   lastDiagnosis(): DiagnosisJson | undefined;
+  timings: Record<string, number>; // ms since activation started: interpreter, server, first diagnostics
 }
 
 let manager: ServerManager | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<MltriageApi> {
+  const activatedAt = Date.now();
+  const timings: Record<string, number> = {};
   const log = vscode.window.createOutputChannel('mltriage', { log: true });
   manager = new ServerManager(context, log);
   const server = manager;
   const diagnoseText = (text: string, extra: Record<string, unknown> = {}) =>
     server.executeCommand<DiagnosisJson>('mltriage.diagnoseText', { text, ...extra });
 
-  const showEntry = async (signature?: string, facts: Record<string, string> = {}) => {
-    const id = signature ?? await pickSignature();
+  const showEntry = async (uriOrSignature?: string) => {
+    const id = uriOrSignature ?? await pickSignature();
     if (!id) { return; }
-    const doc = await vscode.workspace.openTextDocument(entryUri(id, facts));
+    const doc = await vscode.workspace.openTextDocument(entryTarget(id));
     await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
   };
-  const applyFix = async (finding: Pick<FindingJson, 'signature' | 'title' | 'fix'>) =>
-    pickLaunchScriptAndInsert(server, finding.fix.env, finding.signature, finding.title);
+  const applyFix = async (root: Pick<ViewRoot, 'signature' | 'title' | 'env'>) =>
+    pickLaunchScriptAndInsert(server, root.env, root.signature, root.title);
   const view = new DiagnosisView({ applyFix, showEntry });
   const terminals = new TerminalWatcher({
     diagnose: (text) => diagnoseText(text, { source: '<terminal>' }),
@@ -46,7 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
       { location: vscode.ProgressLocation.Window, title: 'mltriage: diagnosing' },
       () => diagnoseText(text, extra));
     view.show(d, origin);
-    if (d.status !== 'failure') { void vscode.window.showInformationMessage(`mltriage: ${headline(d)} in ${origin}.`); }
+    if (!d.view.root) { void vscode.window.showInformationMessage(`mltriage: ${d.view.headline} in ${origin}.`); }
     return d;
   };
 
@@ -57,11 +60,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
     await vscode.commands.executeCommand('workbench.action.terminal.copySelection');
     const text = await vscode.env.clipboard.readText();
     await vscode.env.clipboard.writeText(saved);
-    return stripTerminalEscapes(text);
+    return text;
   };
 
+  const showProbe = (report: ProbeAnswer, origin: string) => {
+    view.showProbe(report, origin);
+    if (report.status === 'unavailable' || report.status === 'error') {
+      void vscode.window.showWarningMessage(`mltriage: ${String(report.error)}`);
+    } else if (report.machine_verdict) {
+      void vscode.window.showInformationMessage(`mltriage P2P probe: ${report.machine_verdict}: ${report.message ?? ''}`);
+    }
+  };
+
+  // when the first squiggles arrive (the figure bench/RESULTS.md reports for a fresh window)
+  const firstDiagnostics = vscode.languages.onDidChangeDiagnostics((e) => {
+    if (e.uris.some((u) => vscode.languages.getDiagnostics(u).some((d) => d.source === 'mltriage'))) {
+      timings.firstDiagnostics = Date.now() - activatedAt;
+      log.info(`first diagnostics ${timings.firstDiagnostics} ms after activation`);
+      firstDiagnostics.dispose();
+    }
+  });
+
   context.subscriptions.push(
-    log, view, terminals,
+    log, view, terminals, firstDiagnostics,
     { dispose: () => void manager?.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(ENTRY_SCHEME, new EntryProvider(server)),
     vscode.commands.registerCommand('mltriage.diagnoseSelection', async () => {
@@ -78,11 +99,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
         view.show(d, name);
         return d;
       }
-      return diagnoseAndShow(document.getText(selection), `the selection in ${name}`,
+      // whole lines (a log is read by lines, and columns stay the document's); a selection that
+      // ends at the start of a line does not include that line
+      const last = selection.end.character === 0 && selection.end.line > selection.start.line ? selection.end.line - 1 : selection.end.line;
+      const lines = new vscode.Range(selection.start.line, 0, last, document.lineAt(last).text.length);
+      return diagnoseAndShow(document.getText(lines), `the selection in ${name} (lines ${selection.start.line + 1}–${last + 1})`,
         { uri: document.uri.toString(), startLine: selection.start.line });
     }),
     vscode.commands.registerCommand('mltriage.diagnoseTerminalSelection', async () =>
-      diagnoseAndShow(await terminalSelection(), 'the terminal selection')),
+      diagnoseAndShow(await terminalSelection(), 'the terminal selection', { source: '<terminal>' })),
     vscode.commands.registerCommand('mltriage.diagnoseTerminalOutput', async () => {
       const terminal = vscode.window.activeTerminal;
       let text = terminals.outputOf(terminal);
@@ -102,14 +127,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
       }
       const report = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'mltriage: probing GPU peer-to-peer…' },
-        () => server.executeCommand<Record<string, unknown>>('mltriage.runProbe'));
-      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(report, null, 2) });
-      await vscode.window.showTextDocument(doc, { preview: true });
-      if (report && (report.status === 'unavailable' || report.status === 'error')) {
-        void vscode.window.showWarningMessage(`mltriage: ${String(report.error)}`);
-      } else if (report && report.machine_verdict) {
-        void vscode.window.showInformationMessage(`mltriage P2P probe: ${String(report.machine_verdict)}: ${String(report.message ?? '')}`);
+        () => server.executeCommand<ProbeAnswer>('mltriage.runProbe'));
+      showProbe(report, 'this machine');
+      return report;
+    }),
+    vscode.commands.registerCommand('mltriage.showProbeReport', async (uri?: vscode.Uri) => {
+      // a report saved on a GPU node (`mltriage probe --json > report.json`): the active JSON editor or a file
+      let document = uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
+      if (!document || document.languageId !== 'json') {
+        const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Probe report': ['json'] } });
+        if (!chosen?.length) { return; }
+        document = await vscode.workspace.openTextDocument(chosen[0]);
       }
+      const report = await server.executeCommand<ProbeAnswer>('mltriage.probeView', { text: document.getText() });
+      showProbe(report, vscode.workspace.asRelativePath(document.uri));
       return report;
     }),
     vscode.commands.registerCommand('mltriage.showEntry', showEntry),
@@ -122,6 +153,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
     }),
     vscode.commands.registerCommand('mltriage.pickLaunchScript', (env: Record<string, string>, signature: string, title: string) =>
       pickLaunchScriptAndInsert(server, env, signature, title)),
+    vscode.commands.registerCommand('mltriage.applyExports', (fix: ScriptFix) => applyExports(server, fix)),
     vscode.commands.registerCommand('mltriage.restartServer', () => server.start()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mltriage.interpreter') || e.affectsConfiguration('mltriage.diagnostics')) {
@@ -130,14 +162,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => server.scheduleRestart('workspace trusted')),
   );
-  const pythonWatch = await onPythonInterpreterChange(() => server.scheduleRestart('Python interpreter changed'));
-  if (pythonWatch) { context.subscriptions.push(pythonWatch); }
+  // the Python extension's API is only a restart trigger: do not wait for it before the server starts
+  void onPythonInterpreterChange(() => server.scheduleRestart('Python interpreter changed'))
+    .then((watch) => { if (watch) { context.subscriptions.push(watch); } });
 
   await server.start();
+  timings.serverReady = Date.now() - activatedAt;
+  log.info(`activated: server ready ${timings.serverReady} ms after activation started`);
   return {
     diagnoseText: (text) => diagnoseText(text),
     onDidDetectTerminalFailure: terminals.onDidDetectFailure,
     lastDiagnosis: () => view.last,
+    timings,
   };
 }
 
@@ -155,6 +191,36 @@ async function pickSignature(): Promise<string | undefined> {
 }
 
 interface ScriptInfo { uri: string; path: string; distributed: boolean }
+interface ScriptFix { script: string; env: Record<string, string>; signature: string; title: string }
+interface ScriptEdit { uri?: string; version?: number | null; line?: number; character?: number; text?: string; reason?: string }
+
+// Opens the script, inserts the fix's lines as a normal edit (undoable, left unsaved for review) and
+// shows them selected. The server says where and what (it knows the #SBATCH header rules).
+async function applyExports(server: ServerManager, fix: ScriptFix): Promise<boolean> {
+  const uri = vscode.Uri.parse(fix.script);
+  const document = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(document, { preview: false });
+  const edit = await server.executeCommand<ScriptEdit>('mltriage.scriptEdit', fix);
+  if (edit.text === undefined || edit.line === undefined) {
+    void vscode.window.showInformationMessage(`mltriage: nothing changed: ${edit.reason ?? 'the edit was refused'}`);
+    return false;
+  }
+  if (edit.version !== null && edit.version !== undefined && edit.version !== document.version) {
+    void vscode.window.showWarningMessage('mltriage: the script changed meanwhile; run the quick fix again.');
+    return false;
+  }
+  const at = new vscode.Position(edit.line, edit.character ?? 0);
+  const text = edit.text;
+  if (!await editor.edit((b) => b.insert(at, text))) { return false; }
+  // the inserted lines: after `at` when the text starts with a line break (a script without a final one)
+  const breaks = text.split('\n').length - 1;
+  const firstNew = at.character ? at.line + 1 : at.line;
+  const lastNew = at.line + breaks - 1;
+  editor.selection = new vscode.Selection(firstNew, 0, lastNew, editor.document.lineAt(lastNew).text.length);
+  editor.revealRange(editor.selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  void vscode.window.showInformationMessage(`mltriage: added to ${vscode.workspace.asRelativePath(uri)} (not saved yet: review, then save or undo).`);
+  return true;
+}
 
 async function pickLaunchScriptAndInsert(server: ServerManager, env: Record<string, string>, signature: string, title: string): Promise<void> {
   if (!env || !Object.keys(env).length) {
@@ -175,10 +241,7 @@ async function pickLaunchScriptAndInsert(server: ServerManager, env: Record<stri
     if (!chosen?.length) { return; }
     target = chosen[0].toString();
   }
-  const result = await server.executeCommand<{ applied: boolean; reason?: string }>('mltriage.insertExports', { script: target, env, signature, title });
-  if (!result.applied) {
-    void vscode.window.showInformationMessage(`mltriage: nothing changed: ${result.reason ?? 'the edit was refused'}`);
-  }
+  await applyExports(server, { script: target, env, signature, title });
 }
 
 export async function deactivate(): Promise<void> {

@@ -2,15 +2,29 @@
 // interpreter, the settings or Workspace Trust change, and reports problems in words.
 import * as vscode from 'vscode';
 import * as path from 'path';
+import * as readline from 'readline';
+import type { Readable } from 'stream';
 import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { findInterpreter, readPythonFacts, versionProblem } from './python';
 
-export const DOCUMENT_SELECTOR = [
-  { scheme: 'file', language: 'log' },
-  { scheme: 'untitled', language: 'log' },
-  { scheme: 'file', pattern: '**/*.{log,out,err}' },
-  { scheme: 'file', language: 'plaintext' },
-];
+// Every file and untitled document is synced: the server decides which are logs (its LOG_SUFFIXES and
+// the `log` language) and reads open launch scripts from the editor, never a stale copy on disk.
+export const DOCUMENT_SELECTOR = [{ scheme: 'file' }, { scheme: 'untitled' }];
+
+// The server logs "LEVEL logger: message" lines to stderr (server/mltriage/lsp/__init__.py); each
+// goes to the output channel at its own level, not all as errors. Other lines (a traceback's)
+// continue the last record.
+const SERVER_LOG_LINE = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL) (.*)$/;
+
+function pipeServerLog(input: Readable, log: vscode.LogOutputChannel): void {
+  let level = 'ERROR';
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', (line) => {
+    const m = SERVER_LOG_LINE.exec(line);
+    if (m) { level = m[1]; }
+    const text = m ? m[2] : line;
+    if (level === 'DEBUG') { log.debug(text); } else if (level === 'INFO') { log.info(text); } else if (level === 'WARNING') { log.warn(text); } else { log.error(text); }
+  });
+}
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -50,6 +64,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private async startClient(): Promise<void> {
+    const t0 = Date.now();
     const interpreter = await findInterpreter(this.log);
     let facts;
     try {
@@ -60,7 +75,7 @@ export class ServerManager implements vscode.Disposable {
     }
     const problem = versionProblem(facts);
     if (problem) { this.fail(problem); return; }
-    this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin})`);
+    this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin}; found in ${Date.now() - t0} ms)`);
 
     const startScript = this.context.asAbsolutePath(path.join('extension', 'tool', 'start.py'));
     const cacheDir = path.join(this.context.globalStorageUri.fsPath, 'cache');
@@ -74,18 +89,26 @@ export class ServerManager implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
       outputChannel: this.log,
+      stdioOptions: {
+        stdout: (input) => pipeServerLog(input, this.log),
+        stderr: (input) => pipeServerLog(input, this.log),
+      },
+      // the hover's "Open the full entry" link runs this one command; nothing else is trusted
+      markdown: { isTrusted: { enabledCommands: ['mltriage.showEntry'] }, supportHtml: false },
       initializationOptions: {
         trusted: vscode.workspace.isTrusted,
+        revealEdits: true, // script fixes come as our command: opened, inserted unsaved, shown
         debounceMs: config.get<number>('diagnostics.debounceMs', 300),
         progressLines: config.get<number>('diagnostics.progressLines', 20000),
       },
     };
     const client = new LanguageClient('mltriage', 'mltriage', serverOptions, clientOptions);
+    const t1 = Date.now();
     try {
       await client.start();
       this.client = client;
       this.changed.fire(client);
-      this.log.info(`server started: ${JSON.stringify(client.initializeResult?.serverInfo)}`);
+      this.log.info(`server started in ${Date.now() - t1} ms (${Date.now() - t0} ms with the interpreter): ${JSON.stringify(client.initializeResult?.serverInfo)}`);
     } catch (err) {
       this.fail(`The mltriage server failed to start: ${(err as Error).message}`);
       await client.dispose().catch(() => undefined);

@@ -1,9 +1,10 @@
 // Terminal failure detection through shell integration (stable API since VS Code 1.93): every
-// command's output is read as it runs; when it exits non-zero (or with no exit code) and the output
-// matches a signature, the user is told what broke and on which rank.
+// command's output is read as it runs; when it exits non-zero (or with no exit code) and the server
+// finds anything in it (a known failure, or at least a line that says error), a notification says what.
+// The raw output goes to the server, which strips the escape sequences like any log's.
 import * as vscode from 'vscode';
-import { TailBuffer, stripTerminalEscapes } from './ansi';
-import { DiagnosisJson, FindingJson, headline, rootCause } from './diagnosis';
+import { TailBuffer } from './tail';
+import { DiagnosisJson, ViewRoot } from './diagnosis';
 
 const MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
 
@@ -12,12 +13,14 @@ export interface TerminalFailure {
   commandLine: string;
   exitCode: number | undefined;
   diagnosis: DiagnosisJson;
+  notice: string;
+  msFromEndToNotice: number; // the command's end (shell integration event) to the notification
 }
 
 export interface TerminalDeps {
   diagnose(text: string): Promise<DiagnosisJson>;
   showDiagnosis(d: DiagnosisJson, origin: string): void;
-  applyFix(finding: FindingJson): Promise<void>;
+  applyFix(root: ViewRoot): Promise<void>;
   log: vscode.LogOutputChannel;
 }
 
@@ -48,11 +51,12 @@ export class TerminalWatcher implements vscode.Disposable {
     const stream = e.execution.read();
     this.reads.set(e.execution, (async () => {
       for await (const chunk of stream) { buffer.push(chunk); }
-      return stripTerminalEscapes(buffer.text());
+      return buffer.text();
     })());
   }
 
   private async ended(e: vscode.TerminalShellExecutionEndEvent): Promise<void> {
+    const endedAt = Date.now();
     const reading = this.reads.get(e.execution);
     this.reads.delete(e.execution);
     const output = reading ? await reading.catch(() => '') : '';
@@ -68,16 +72,21 @@ export class TerminalWatcher implements vscode.Disposable {
       this.deps.log.warn(`could not diagnose terminal output: ${(err as Error).message}`);
       return;
     }
-    const root = rootCause(diagnosis);
-    if (diagnosis.status !== 'failure' || !root) { return; }
+    const notice = diagnosis.view.notice;
+    if (!notice) { return; } // nothing in the output says error
     const commandLine = e.execution.commandLine.value;
-    this.deps.log.info(`terminal command failed (${e.exitCode ?? 'no exit code'}): ${commandLine} -> ${root.signature}`);
-    this.detected.fire({ terminal: e.terminal.name, commandLine, exitCode: e.exitCode, diagnosis });
-    const actions = Object.keys(root.fix.env).length ? ['Show diagnosis', 'Apply fix'] : ['Show diagnosis'];
-    const pick = await vscode.window.showErrorMessage(`mltriage: ${headline(diagnosis)}: ${root.root_cause}`, ...actions);
+    const root = diagnosis.view.root;
+    const actions = root && root.exports ? ['Show diagnosis', 'Apply fix'] : ['Show diagnosis'];
+    const shown = root
+      ? vscode.window.showErrorMessage(`mltriage: ${notice}`, ...actions)
+      : vscode.window.showWarningMessage(`mltriage: \`${commandLine.slice(0, 80)}\` exited ${e.exitCode ?? '(no exit code)'}: ${notice}`, ...actions);
+    const msFromEndToNotice = Date.now() - endedAt;
+    this.deps.log.info(`terminal command failed (${e.exitCode ?? 'no exit code'}): ${commandLine} -> ${root?.signature ?? 'no known failure'}; notified ${msFromEndToNotice} ms after it ended`);
+    this.detected.fire({ terminal: e.terminal.name, commandLine, exitCode: e.exitCode, diagnosis, notice, msFromEndToNotice });
+    const pick = await shown;
     if (pick === 'Show diagnosis') {
       this.deps.showDiagnosis(diagnosis, `terminal "${e.terminal.name}": ${commandLine}`);
-    } else if (pick === 'Apply fix') {
+    } else if (pick === 'Apply fix' && root) {
       await this.deps.applyFix(root);
     }
   }

@@ -1,11 +1,13 @@
-// The diagnosis view: one webview panel, styled only with the theme's CSS variables, that shows the
-// root cause, the ranks that failed as a consequence, the fix (with a copy button) and how to verify.
+// The diagnosis view: one webview panel that places what the server built (server/mltriage/lsp/view.py):
+// the headline once, the root cause triage chose, the collateral ranks, the fix (copy / add to a launch
+// script), how to verify, and the pictures (SVG from the server, coloured here by the theme's CSS
+// variables). Strict CSP: no network, no inline script or style without the nonce.
 import * as vscode from 'vscode';
-import { DiagnosisJson, FindingJson, exportsText, headline, rootCause } from './diagnosis';
+import { DiagnosisJson, ProbeAnswer, ViewItem, ViewRoot } from './diagnosis';
 
 export interface ViewActions {
-  applyFix(finding: FindingJson): Promise<void>;
-  showEntry(signature: string, facts: Record<string, string>): Promise<void>;
+  applyFix(root: ViewRoot): Promise<void>;
+  showEntry(uri: string): Promise<void>;
 }
 
 export class DiagnosisView {
@@ -18,6 +20,14 @@ export class DiagnosisView {
 
   show(diagnosis: DiagnosisJson, origin: string): void {
     this.current = diagnosis;
+    this.open().webview.html = page(renderDiagnosis(diagnosis, origin), nonce());
+  }
+
+  showProbe(report: ProbeAnswer, origin: string): void {
+    this.open().webview.html = page(renderProbe(report, origin), nonce());
+  }
+
+  private open(): vscode.WebviewPanel {
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel('mltriage.diagnosis', 'mltriage diagnosis', vscode.ViewColumn.Beside, {
         enableScripts: true, localResourceRoots: [],
@@ -25,20 +35,19 @@ export class DiagnosisView {
       this.panel.onDidDispose(() => { this.panel = undefined; });
       this.panel.webview.onDidReceiveMessage((msg) => this.onMessage(msg));
     }
-    this.panel.title = `mltriage: ${headline(diagnosis).slice(0, 60)}`;
-    this.panel.webview.html = render(diagnosis, origin, nonce());
     this.panel.reveal(undefined, true);
+    return this.panel;
   }
 
-  private async onMessage(msg: { type: string; index?: number; text?: string }): Promise<void> {
-    const finding = msg.index !== undefined ? this.current?.findings[msg.index] : undefined;
+  private async onMessage(msg: { type: string; text?: string; uri?: string }): Promise<void> {
+    const root = this.current?.view.root;
     if (msg.type === 'copy' && typeof msg.text === 'string') {
       await vscode.env.clipboard.writeText(msg.text);
       void vscode.window.showInformationMessage('mltriage: copied to the clipboard.');
-    } else if (msg.type === 'apply' && finding) {
-      await this.actions.applyFix(finding);
-    } else if (msg.type === 'entry' && finding) {
-      await this.actions.showEntry(finding.signature, finding.facts);
+    } else if (msg.type === 'apply' && root) {
+      await this.actions.applyFix(root);
+    } else if (msg.type === 'entry' && typeof msg.uri === 'string') {
+      await this.actions.showEntry(msg.uri);
     }
   }
 
@@ -56,65 +65,90 @@ function nonce(): string {
   return out;
 }
 
-function where(f: FindingJson): string {
-  const bits = [];
-  if (f.rank !== null && f.rank !== undefined) { bits.push(`rank ${f.rank}`); }
-  if (f.host) { bits.push(`host ${f.host}`); }
-  bits.push(`line ${f.line}`);
-  return bits.join(' · ');
-}
+const items = (list: ViewItem[]) => `<ul>${list.map((f) =>
+  `<li>${esc(f.title)} <span class="where">${esc(f.where)}</span> <a href="#" data-action="entry" data-uri="${esc(f.entry)}">entry</a></li>`).join('')}</ul>`;
 
-export function render(d: DiagnosisJson, origin: string, n: string): string {
-  const root = rootCause(d);
-  const rootIndex = root ? d.findings.indexOf(root) : -1;
-  const collateral = d.findings.filter((f) => f.role === 'collateral');
-  const context = d.findings.filter((f) => f.role === 'context');
-  const exportsBlock = root ? exportsText(root.fix.env) : '';
-  const body = !root
-    ? `<p class="healthy">No known failure signature matched ${esc(origin)}.</p>`
+// *_html fields are the server's Markdown rendering (raw HTML in the text already escaped there)
+export function renderDiagnosis(d: DiagnosisJson, origin: string): string {
+  const v = d.view;
+  const r = v.root;
+  const pictures = v.pictures.timeline || v.pictures.matrix
+    ? `<section class="pictures"><h2>Picture</h2>${v.pictures.timeline ? `<figure id="timeline">${v.pictures.timeline}</figure>` : ''}${v.pictures.matrix ? `<figure id="matrix">${v.pictures.matrix}</figure>` : ''}</section>` : '';
+  const body = !r
+    ? `<p class="healthy">No known failure signature matched ${esc(origin)}.</p>
+       ${v.context.length ? `<section><h2>Found (not a failure)</h2>${items(v.context)}</section>` : ''}`
     : `
     <section class="root">
-      <h2>Root cause</h2>
-      <p class="title">${esc(root.title)} <span class="where">${esc(where(root))}</span></p>
-      <p>${esc(root.root_cause)}</p>
-      ${d.explanation ? `<p class="explanation">${esc(d.explanation)}</p>` : ''}
-      <button data-action="entry" data-index="${rootIndex}">Open the full entry</button>
+      <h2>Root cause <span class="where">${esc(r.where)}</span></h2>
+      <div class="md">${r.what_html}</div>
+      ${r.notes_html.length ? `<ul class="notes">${r.notes_html.map((n) => `<li>${n}</li>`).join('')}</ul>` : ''}
+      ${r.explanation_html ? `<div class="md explanation">${r.explanation_html}</div>` : ''}
+      <button data-action="entry" data-uri="${esc(r.entry)}">Open the full entry</button>
     </section>
-    ${collateral.length ? `<section><h2>Collateral (${collateral.length})</h2><ul>${collateral
-      .map((f) => `<li>${esc(f.title)} <span class="where">${esc(where(f))}</span></li>`).join('')}</ul></section>` : ''}
+    ${pictures}
+    ${v.collateral.length ? `<section><h2>Collateral (${v.collateral.length})</h2>${items(v.collateral)}</section>` : ''}
     <section class="fix">
       <h2>Fix</h2>
-      ${root.fix.summary ? `<p>${esc(root.fix.summary)}</p>` : ''}
-      ${exportsBlock ? `<pre id="exports">${esc(exportsBlock)}</pre>
-      <button data-action="copy" data-text="${esc(exportsBlock)}">Copy exports</button>
-      <button data-action="apply" data-index="${rootIndex}">Add to launch script…</button>` : ''}
-      ${root.fix.steps.length ? `<ol>${root.fix.steps.map((s) => `<li>${esc(s)}</li>`).join('')}</ol>` : ''}
-      ${root.fix.commands.length ? `<pre>${esc(root.fix.commands.join('\n'))}</pre>` : ''}
+      ${r.fix_summary_html ? `<div class="md">${r.fix_summary_html}</div>` : ''}
+      ${r.exports ? `<pre id="exports">${esc(r.exports)}</pre>
+      <button data-action="copy" data-text="${esc(r.exports)}">Copy exports</button>
+      <button data-action="apply">Add to launch script…</button>` : ''}
+      ${r.steps_html.length ? `<ol class="md">${r.steps_html.map((s) => `<li>${s}</li>`).join('')}</ol>` : ''}
+      ${r.commands ? `<pre>${esc(r.commands)}</pre>` : ''}
     </section>
-    ${root.verify ? `<section class="verify"><h2>Verify</h2><pre id="verify">${esc(root.verify)}</pre>
-      <button data-action="copy" data-text="${esc(root.verify)}">Copy command</button></section>` : ''}
-    ${context.length ? `<section><h2>Context</h2><ul>${context
-      .map((f) => `<li>${esc(f.title)} <span class="where">${esc(where(f))}</span></li>`).join('')}</ul></section>` : ''}`;
+    ${r.verify ? `<section class="verify"><h2>Verify</h2><pre id="verify">${esc(r.verify)}</pre>
+      <button data-action="copy" data-text="${esc(r.verify)}">Copy command</button></section>` : ''}
+    ${v.context.length ? `<section><h2>Context</h2>${items(v.context)}</section>` : ''}`;
+  return `<h1>${esc(v.headline)}</h1>
+<p class="where" id="origin">From ${esc(origin)}</p>
+${body}
+${v.warnings.length ? `<section><h2>Warnings</h2><ul>${v.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul></section>` : ''}`;
+}
+
+export function renderProbe(report: ProbeAnswer, origin: string): string {
+  const matrix = report.view?.matrix;
+  return `<h1>P2P probe: ${esc(report.machine_verdict ?? report.status ?? 'no result')}</h1>
+<p class="where" id="origin">From ${esc(origin)}</p>
+<p>${esc(report.message ?? report.error ?? '')}</p>
+${matrix ? `<section class="pictures"><h2>GPU × GPU</h2><figure id="matrix">${matrix}</figure></section>` : ''}`;
+}
+
+function page(body: string, n: string): string {
   return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${n}'; script-src 'nonce-${n}';">
 <style nonce="${n}">
  body { color: var(--vscode-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 1em; }
  h1 { font-size: 1.3em; } h2 { font-size: 1.1em; border-bottom: 1px solid var(--vscode-panel-border); padding-bottom: 2px; }
- .where { color: var(--vscode-descriptionForeground); font-size: 0.9em; margin-left: .5em; }
- .title { font-weight: bold; color: var(--vscode-errorForeground); }
+ .where { color: var(--vscode-descriptionForeground); font-size: 0.9em; margin-left: .5em; font-weight: normal; }
+ code { font-family: var(--vscode-editor-font-family); background: var(--vscode-textCodeBlock-background); padding: 0 .2em; }
  pre { background: var(--vscode-textCodeBlock-background); font-family: var(--vscode-editor-font-family); padding: .5em; white-space: pre-wrap; }
- button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 4px 10px; margin: 2px 4px 2px 0; cursor: pointer; }
+ a { color: var(--vscode-textLink-foreground); }
+ button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: 1px solid var(--vscode-contrastBorder, transparent); padding: 4px 10px; margin: 2px 4px 2px 0; cursor: pointer; }
  button:hover { background: var(--vscode-button-hoverBackground); }
  .healthy { color: var(--vscode-testing-iconPassed); }
+ figure { margin: .5em 0; } figure svg.mltriage-timeline { max-width: 760px; }
+ svg text { fill: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: 12px; }
+ svg text.axis, svg text.legend, svg text.note { fill: var(--vscode-descriptionForeground); }
+ svg .lane { stroke: var(--vscode-panel-border); stroke-width: 1; }
+ svg .mark { stroke: var(--vscode-contrastBorder, var(--vscode-editor-background)); stroke-width: 1; }
+ svg .initiator { fill: var(--vscode-errorForeground); }
+ svg .collateral { fill: var(--vscode-editorWarning-foreground); }
+ svg .quiet { fill: none; stroke: var(--vscode-testing-iconPassed); stroke-width: 2; }
+ svg .silent { fill: none; stroke: var(--vscode-editorInfo-foreground); stroke-width: 2; stroke-dasharray: 2 2; }
+ svg .cell { stroke: var(--vscode-panel-border); stroke-width: 1; fill-opacity: .45; }
+ svg .cell.self { fill: var(--vscode-editor-inactiveSelectionBackground); fill-opacity: .3; }
+ svg .v-ok { fill: var(--vscode-testing-iconPassed); }
+ svg .v-slow { fill: var(--vscode-editorWarning-foreground); }
+ svg .v-bad { fill: var(--vscode-errorForeground); }
+ svg .v-off, svg .v-untested { fill: var(--vscode-disabledForeground); }
+ svg text.value { font-weight: bold; } svg text.verdict { font-size: 10px; }
 </style></head><body>
-<h1>mltriage: ${esc(headline(d))}</h1>
-<p class="where">From ${esc(origin)}</p>
 ${body}
 <script nonce="${n}">
  const vscode = acquireVsCodeApi();
- document.querySelectorAll('button[data-action]').forEach((b) => b.addEventListener('click', () => {
-   const index = b.dataset.index !== undefined ? Number(b.dataset.index) : undefined;
-   vscode.postMessage({ type: b.dataset.action, index, text: b.dataset.text });
+ document.querySelectorAll('[data-action]').forEach((b) => b.addEventListener('click', (e) => {
+   e.preventDefault();
+   vscode.postMessage({ type: b.dataset.action, text: b.dataset.text, uri: b.dataset.uri });
  }));
 </script></body></html>`;
 }

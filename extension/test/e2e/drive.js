@@ -1,7 +1,9 @@
 // UI end-to-end with the packaged .vsix installed in code-server, driven like a person would:
-// open a log, see squiggles and a hover, diagnose a selection, apply the quick fix and check the
-// edited file on disk, run a failing command in the integrated terminal and see the notification.
-// env: PORT, WS (workspace folder), SHOTS (screenshot folder), MLTRIAGE_FIX_LOG (relative path)
+// open a log, see squiggles and a hover, diagnose a selection (the view: title once, Markdown, the
+// rank timeline in light, dark and high-contrast themes), apply the quick fix (the script opens with
+// the lines shown, unsaved), run failing commands in the integrated terminal and see the
+// notification, show a probe report's GPU matrix. Screenshots go to SHOTS; timings to TIMINGS.
+// env: PORT, WS (workspace folder), SHOTS (screenshot folder), TIMINGS (json file), MLTRIAGE_FIX_LOG
 const fs = require('fs');
 const path = require('path');
 const { launch } = require('./browser');
@@ -12,6 +14,8 @@ const SHOTS = process.env.SHOTS || path.join(WS, '..', 'shots');
 const CRASH_LOG = 'torchrun_python_exception.log';
 const FIX_LOG = process.env.MLTRIAGE_FIX_LOG || 'logs/torchrun_collective_mismatch.log';
 fs.mkdirSync(SHOTS, { recursive: true });
+const TIMINGS = process.env.TIMINGS || path.join(SHOTS, '..', 'timings.json');
+const timings = {};
 const t0 = Date.now();
 const log = (...a) => console.log(`[drive ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
 let passed = 0;
@@ -47,6 +51,17 @@ async function goToLine(page, line) { // 1-based
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
+// the user's settings file, as a person editing settings.json would (VS Code applies it live)
+const SETTINGS = process.env.USER_SETTINGS || path.join(WS, '..', 'ud', 'User', 'settings.json');
+async function setTheme(page, name) {
+  const settings = JSON.parse(fs.readFileSync(SETTINGS, 'utf8'));
+  settings['workbench.colorTheme'] = { 'Light Modern': 'Light Modern', 'Dark Modern': 'Dark Modern', 'High Contrast': 'Default High Contrast' }[name];
+  fs.writeFileSync(SETTINGS, JSON.stringify(settings, null, 2));
+  const kind = { 'Light Modern': 'vs', 'Dark Modern': 'vs-dark', 'High Contrast': 'hc-black' }[name];
+  await page.locator(`.monaco-workbench.${kind}`).waitFor({ timeout: 20000 }).catch(async (e) => { await page.screenshot({ path: path.join(SHOTS, 'theme-fail.png') }); throw e; });
+  await page.waitForTimeout(700); // the webview picks up the new theme variables
+}
+
 function lineOf(file, needle) {
   const lines = fs.readFileSync(path.join(WS, file), 'utf8').split('\n');
   const i = lines.findIndex((l) => l.includes(needle));
@@ -61,14 +76,18 @@ function lineOf(file, needle) {
   const page = await context.newPage();
   globalThis.page = page;
   page.on('pageerror', (e) => log('pageerror', e.message));
+  const opened = Date.now();
   await page.goto(`http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(WS)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
   await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train.slurm' }).waitFor({ timeout: 90000 });
+  timings.window_ready_ms = Date.now() - opened;
   log('workbench ready');
 
-  await step('log opens with error squiggles from the server', async () => {
+  await step('log opens with error squiggles from the server (fresh window)', async () => {
+    const start = Date.now();
     await openFile(page, `logs/${CRASH_LOG}`);
     await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 90000 });
+    timings.fresh_window = { from_window_open_ms: Date.now() - opened, from_file_open_ms: Date.now() - start };
   });
 
   await step('hover over the flagged line shows the entry', async () => {
@@ -95,13 +114,39 @@ function lineOf(file, needle) {
     await goToLine(page, first);
     for (let i = first; i <= last; i++) { await page.keyboard.press('Shift+ArrowDown'); }
     await command(page, 'mltriage: Diagnose Selection');
-    await page.locator('.tabs-container .tab', { hasText: 'mltriage:' }).first().waitFor({ timeout: 30000 });
+    await page.locator('.tabs-container .tab', { hasText: 'mltriage diagnosis' }).first().waitFor({ timeout: 30000 });
     // the webview (an iframe inside an iframe) shows the root cause and how to verify the fix
     const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
     await view.locator('h2', { hasText: 'Root cause' }).waitFor({ timeout: 30000 });
-    await view.locator('.title', { hasText: 'IndexError' }).waitFor();
+    await view.locator('h1', { hasText: 'IndexError' }).waitFor();
     await view.locator('h2', { hasText: 'Verify' }).waitFor();
+    // issue 11.1: the line cited is the document's (the traceback's first line)
+    await view.locator('h2 .where', { hasText: `line ${first}` }).waitFor();
+    // issue 11.6: the title once (the headline), Markdown rendered: no raw backticks, <code> spans
+    const title = (await view.locator('h1').innerText()).replace(/ \(rank \d+ failed first\)$/, '');
+    const body = await view.locator('body').innerText();
+    if (body.split(title).length - 1 > 2) { throw new Error(`title "${title}" shown ${body.split(title).length - 1} times`); } // headline + triage's explanation
+    const prose = await view.locator('.md').allInnerTexts();
+    if (prose.some((t) => t.includes('`'))) { throw new Error(`raw Markdown in the view: ${prose.join(' | ')}`); }
+    if (!(await view.locator('.md code').count())) { throw new Error('no code spans rendered'); }
+    await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view-selection.png') });
+  });
+
+  await step('the whole log\'s diagnosis shows the rank timeline, themed', async () => {
+    // issue 11.7: an empty selection diagnoses the whole document: four ranks, the initiator marked once
+    await command(page, 'View: Focus First Editor Group');
+    await page.keyboard.press('Control+Home'); // the cursor to the top: no selection left
+    await command(page, 'mltriage: Diagnose Selection');
+    const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+    await view.locator('#timeline svg').waitFor({ timeout: 30000 });
+    if ((await view.locator('#timeline text', { hasText: /^rank \d+$/ }).count()) !== 4) { throw new Error('expected 4 ranks in the timeline'); }
+    if ((await view.locator('#timeline circle.initiator').count()) !== 2) { throw new Error('initiator not marked once (+ legend)'); }
     await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view.png') });
+    // the window starts in Dark Modern; one switch to Light Modern (a settings.json edit is only
+    // picked up once per window here, so the matrix below is shot in light)
+    await view.locator('#timeline svg').screenshot({ path: path.join(SHOTS, 'timeline-dark.png') });
+    await setTheme(page, 'Light Modern');
+    await view.locator('#timeline svg').screenshot({ path: path.join(SHOTS, 'timeline-light.png') });
   });
 
   await step('quick fix inserts the exports into train.slurm', async () => {
@@ -118,10 +163,12 @@ function lineOf(file, needle) {
     await item.waitFor({ timeout: 20000 });
     await page.screenshot({ path: path.join(SHOTS, 'quickfix.png') });
     await item.click();
-    // the edit lands in train.slurm's buffer (unsaved, so the user can review or undo it): save it
-    const tab = page.locator('.tabs-container .tab', { hasText: 'train.slurm' }).first();
+    // issue 11.3: train.slurm opens with the lines inserted and shown, unsaved (dirty tab), disk unchanged
+    const tab = page.locator('.tabs-container .tab.active.dirty', { hasText: 'train.slurm' }).first();
     await tab.waitFor({ timeout: 20000 });
-    await tab.click();
+    await page.locator('.monaco-editor .view-line', { hasText: 'export TORCH_DISTRIBUTED_DEBUG=DETAIL' }).first().waitFor();
+    if (fs.readFileSync(path.join(WS, 'train.slurm'), 'utf8') !== before) { throw new Error('the fix was saved without the user'); }
+    await page.screenshot({ path: path.join(SHOTS, 'quickfix-applied.png') });
     await page.keyboard.press('Control+S');
     const deadline = Date.now() + 20000;
     let after = before;
@@ -140,12 +187,26 @@ function lineOf(file, needle) {
     await new Promise((r) => setTimeout(r, 3000)); // let bash start and shell integration attach
     await page.locator('.terminal-wrapper .xterm').first().click();
     // (see the integration test: output written in the first milliseconds can precede the reader)
-    await page.keyboard.type(`sleep 1; cat logs/${CRASH_LOG}; (exit 1)`);
-    await page.keyboard.press('Enter');
-    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'mltriage:' }).first();
-    await toast.waitFor({ timeout: 60000 });
-    await toast.locator('.monaco-button', { hasText: 'Show diagnosis' }).waitFor();
-    await page.screenshot({ path: path.join(SHOTS, 'terminal-notification.png') });
+    // the command writes the time it ended (ms) last: the toast's delay is measured from there
+    const ended = path.join(WS, '..', 'ended-at');
+    const toastAfter = async (command, hasText, shot) => {
+      fs.rmSync(ended, { force: true });
+      await page.keyboard.type(`${command}; s=$?; date +%s%3N > ${ended}; (exit $s)`);
+      await page.keyboard.press('Enter');
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText }).first();
+      await toast.waitFor({ timeout: 60000 });
+      const seen = Date.now();
+      await toast.locator('.monaco-button', { hasText: 'Show diagnosis' }).waitFor();
+      await page.screenshot({ path: path.join(SHOTS, shot) });
+      const ms = seen - Number(fs.readFileSync(ended, 'utf8'));
+      await toast.locator('.codicon-notifications-clear, .codicon-close').first().click().catch(() => undefined);
+      return ms;
+    };
+    timings.terminal_toast_ms = {
+      crash_log: await toastAfter(`sleep 1; cat logs/${CRASH_LOG}; (exit 1)`, 'IndexError', 'terminal-notification.png'),
+      cuda_oom: await toastAfter(`sleep 1; python3 -c "raise RuntimeError('CUDA out of memory. Tried to allocate 20.00 GiB')"`, 'out of memory', 'terminal-oom.png'),
+      unknown_error: await toastAfter('sleep 1; python3 -m pip install --no-index --find-links /nonexistent mltriage-no-such-package', 'mltriage-no-such-package', 'terminal-unknown-error.png'),
+    };
   });
 
   await step('Diagnose Selection on the terminal selection', async () => {
@@ -161,10 +222,32 @@ function lineOf(file, needle) {
     if (!closed) { await page.keyboard.press('Enter'); } // the highlighted item, by keyboard
     const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
     await view.locator('p.where', { hasText: 'terminal selection' }).waitFor({ timeout: 30000 });
-    await view.locator('.title', { hasText: 'IndexError' }).waitFor();
+    await view.locator('h1', { hasText: 'IndexError' }).waitFor();
+  });
+
+  await step('a probe report shows its GPU × GPU matrix', async () => {
+    await command(page, 'View: Close All Editors');
+    await openFile(page, 'probe-report.json');
+    await command(page, 'mltriage: Show P2P Probe Report');
+    const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+    await view.locator('#matrix svg').waitFor({ timeout: 30000 });
+    if ((await view.locator('#matrix rect.v-ok').count()) !== 2) { throw new Error('expected 2 OK pairs in the matrix'); }
+    await view.locator('#matrix svg text', { hasText: '382' }).first().waitFor();
+    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-light.png') });
+    await page.screenshot({ path: path.join(SHOTS, 'probe-view.png') });
+  });
+
+  await step('a second log in the same window gets squiggles (warm)', async () => {
+    await command(page, 'View: Close All Editors');
+    const start = Date.now();
+    await openFile(page, 'logs/cuda_illegal_address.log'); // its error is on line 5, in view
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 60000 });
+    timings.warm = { from_file_open_ms: Date.now() - start };
   });
 
   await page.screenshot({ path: path.join(SHOTS, 'final.png') });
+  fs.writeFileSync(TIMINGS, JSON.stringify(timings, null, 2));
+  log('timings', JSON.stringify(timings));
   await browser.close();
   console.log(`drive: ${passed} passed, 0 failed`);
 })().catch(async (e) => {

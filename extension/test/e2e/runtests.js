@@ -15,7 +15,7 @@ const host = `127.0.0.1:${port}`;
     const t = m.text();
     const counts = /mltriage-test: (\d+ passed, \d+ failed)/.exec(t);
     if (counts) { summary = `integration: ${counts[1]}`; }
-    if (process.env.ALLCONSOLE || /passing|failing|passed|failed|✔|✓|[0-9]+\) |Error|mltriage-test/.test(t)) { console.log('[vscode]', t.slice(0, 500)); }
+    if (process.env.ALLCONSOLE || /passing|failing|passed|failed|✔|✓|[0-9]+\) |Error|mltriage-test|mltriage-timing/.test(t)) { console.log('[vscode]', t.slice(0, 500)); }
   });
   const payload = [['extensionDevelopmentPath', `vscode-remote://${host}${dev}`], ['extensionTestsPath', `vscode-remote://${host}${tests}`]];
   await page.goto(`http://${host}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);

@@ -78,9 +78,14 @@ suite('mltriage extension', () => {
     assert.strictEqual(d.status, 'failure');
     assert.ok(d.findings.length > 0);
     assert.strictEqual(api.lastDiagnosis().status, 'failure');
+    // issue 11.1: every line number is a line of the document (1-based), not of the selection
+    for (const f of d.findings) { assert.ok(f.line >= first + 1 && f.line <= last + 1, `finding on line ${f.line}, selection ${first + 1}-${last + 1}`); }
+    assert.strictEqual(d.view.root.line, first + 1);
+    assert.ok(d.view.root.where.includes(`line ${first + 1}`), d.view.root.where);
+    assert.ok(doc.lineAt(d.view.root.line - 1).text.includes('[rank2]: Traceback'));
   });
 
-  test('quick fix adds the exports to the launch script after its #SBATCH header', async () => {
+  test('quick fix opens the launch script with the exports inserted after its #SBATCH header, unsaved and shown', async () => {
     const { doc, diagnostics } = await openLog(FIX_LOG);
     let action;
     for (const d of diagnostics) {
@@ -89,15 +94,48 @@ suite('mltriage extension', () => {
       if (action) { break; }
     }
     assert.ok(action, 'an export quick fix for train.slurm');
-    assert.ok(action.edit, 'the edit is resolved');
-    assert.ok(await vscode.workspace.applyEdit(action.edit));
-    const script = await vscode.workspace.openTextDocument(wsUri('train.slurm'));
+    assert.ok(!action.edit, 'no edit for the editor to apply and auto-save');
+    assert.strictEqual(action.command.command, 'mltriage.applyExports');
+    const onDisk = require('fs').readFileSync(wsUri('train.slurm').fsPath, 'utf8');
+    await vscode.commands.executeCommand(action.command.command, ...action.command.arguments);
+    const editor = vscode.window.activeTextEditor;
+    assert.ok(editor && editor.document.uri.fsPath.endsWith('train.slurm'), 'the script is shown');
+    const script = editor.document;
+    assert.ok(script.isDirty, 'left unsaved for the user to review');
+    assert.strictEqual(require('fs').readFileSync(wsUri('train.slurm').fsPath, 'utf8'), onDisk, 'nothing written to disk');
     const text = script.getText().split('\n');
     const exportLine = text.findIndex((l) => l.startsWith('export '));
     const lastHeader = text.findIndex((l) => l.startsWith('# Fine-tune'));
     assert.strictEqual(exportLine, lastHeader + 2, text.join('\n'));
     assert.ok(text.findIndex((l) => l.startsWith('srun ')) > exportLine);
-    await script.save();
+    // the inserted lines are selected and visible
+    assert.strictEqual(editor.selection.start.line, lastHeader + 1);
+    assert.strictEqual(editor.selection.end.line, exportLine);
+    assert.ok(editor.visibleRanges.some((r) => r.contains(editor.selection)));
+    // a normal edit: undo takes it back
+    await vscode.commands.executeCommand('undo');
+    assert.strictEqual(script.getText(), onDisk);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
+
+  test('hover: what happened, the exports in a code block, how to verify, the entry one click away', async () => {
+    const { doc, diagnostics } = await openLog(FIX_LOG);
+    const root = diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error);
+    const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', doc.uri, root.range.start);
+    const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+    assert.ok(text.length < 2500, `hover is ${text.length} characters`);
+    assert.match(text, /```sh\nexport TORCH_DISTRIBUTED_DEBUG=DETAIL\n```/);
+    assert.ok(text.indexOf('```sh\nexport') < text.indexOf('**Verify:**'));
+    assert.match(text, /\[Open the full entry\]\(command:mltriage\.showEntry\?/);
+  });
+
+  test('vLLM P2P self-test: the lists read as GPU pairs, and the child\'s own error is flagged', async () => {
+    const { doc, diagnostics } = await openLog('logs/vllm_p2p_batch_test.log');
+    const batch = diagnostics.find((d) => d.code.value === 'vllm-p2p-access-test-crashed');
+    assert.ok(batch && batch.message.includes('0→0, 0→1, 1→0, 1→1'), batch && batch.message);
+    const child = doc.getText().split('\n').findIndex((l) => l.includes('CUDART error: initialization error'));
+    assert.ok(diagnostics.some((d) => d.range.start.line === child && d.code.value === 'cuda-initialization-error'),
+      diagnostics.map((d) => `${d.code.value}@${d.range.start.line}`).join(' '));
   });
 
   test('a failing command in the integrated terminal is detected and diagnosed', async () => {
@@ -121,7 +159,27 @@ suite('mltriage extension', () => {
     const again = await vscode.commands.executeCommand('mltriage.diagnoseTerminalOutput');
     assert.strictEqual(again.status, 'failure');
     assert.deepStrictEqual(again.findings.map((f) => f.signature), failure.diagnosis.findings.map((f) => f.signature));
+    console.log(`mltriage-timing terminal-toast-ms ${failure.msFromEndToNotice} (crash log, ${CRASH_LOG})`);
+    // issue 11.2: a CUDA OOM printed by a command that exits 1, and an error no signature knows
+    const cases = [
+      ["sleep 1; python3 -c \"raise RuntimeError('CUDA out of memory. Tried to allocate 20.00 GiB')\"", /CUDA out of memory|out of memory/i],
+      ["sleep 1; python3 -m pip install --no-index --find-links /nonexistent mltriage-no-such-package", /mltriage-no-such-package/],
+    ];
+    for (const [command, named] of cases) {
+      const next = new Promise((resolve) => { const sub = api.onDidDetectTerminalFailure((f) => { sub.dispose(); resolve(f); }); });
+      si.executeCommand(command);
+      const f = await Promise.race([next, sleep(60000).then(() => undefined)]);
+      assert.ok(f, `notified for: ${command}`);
+      assert.notStrictEqual(f.exitCode, 0);
+      assert.match(f.notice, named, f.notice);
+      console.log(`mltriage-timing terminal-toast-ms ${f.msFromEndToNotice} (${command.slice(9, 60)})`);
+    }
     term.dispose();
+  });
+
+  test('activation timings are recorded (bench/RESULTS.md: first squiggle)', async () => {
+    assert.ok(api.timings.serverReady > 0 && api.timings.firstDiagnostics > 0, JSON.stringify(api.timings));
+    console.log(`mltriage-timing activation ${JSON.stringify(api.timings)}`);
   });
 
   test('the P2P probe answers in words on a machine without GPUs', async () => {

@@ -28,27 +28,32 @@ def timeline_svg(diagnosis: Diagnosis) -> str:
     roles = sorted(diagnosis.ranks, key=lambda r: r.rank)[:_MAX_RANKS]
     if len(roles) < 2:
         return ""
-    first_event: dict[int, tuple[int, dict[str, Any]]] = {}
-    for order, event in enumerate(diagnosis.timeline):
-        if event.get("rank") is not None and event["rank"] not in first_event:
-            first_event[event["rank"]] = (order, event)
-    stamps = [e.get("timestamp") for _, e in first_event.values()]
+    sources = {name: i for i, name in enumerate(diagnosis.sources)}
+    # each rank's first error as triage named it (RankRole), with its finding's time and place
+    first_event: dict[int, Any] = {}
+    for role in roles:
+        if role.first_error is None:
+            continue
+        match = next((f for f in diagnosis.findings if f.rank == role.rank and f.signature == role.first_error
+                      and f.line == role.first_line), None)
+        if match is not None:
+            first_event[role.rank] = match
+    stamps = [f.timestamp for f in first_event.values()]
     timed = bool(stamps) and all(isinstance(t, (int, float)) for t in stamps)
     if timed:
         t0, t1 = min(stamps), max(stamps)
-        position = {r: (e["timestamp"] - t0) / ((t1 - t0) or 1) for r, (_, e) in first_event.items()}
+        position = {r: (f.timestamp - t0) / ((t1 - t0) or 1) for r, f in first_event.items()}
         axis = f"time → ({t1 - t0:.1f} s from the first error to the last)" if t1 > t0 else "time →"
     else:
-        orders = sorted(o for o, _ in first_event.values())
-        rank_of_order = {o: i for i, o in enumerate(orders)}
-        span = max(1, len(orders) - 1)
-        position = {r: rank_of_order[o] / span for r, (o, _) in first_event.items()}
+        order = sorted(first_event, key=lambda r: (sources.get(first_event[r].source, 0), first_event[r].line))
+        span = max(1, len(order) - 1)
+        position = {r: i / span for i, r in enumerate(order)}
         axis = "log order → (no timestamps)"
     plot_left, plot_right = _LEFT, _WIDTH - 110
     height = 34 + _ROW * len(roles) + 26
     hang = diagnosis.failure_kind == "hang"
     parts = [
-        f'<svg class="mltriage-timeline" xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" '
+        f'<svg class="mltriage-timeline" xmlns="http://www.w3.org/2000/svg" width="100%" '
         f'viewBox="0 0 {_WIDTH} {height}" role="img" aria-label="rank timeline: first error of each rank">',
         _text(plot_left, 16, axis, "axis"),
     ]
@@ -57,10 +62,10 @@ def timeline_svg(diagnosis: Diagnosis) -> str:
         parts.append(_text(8, y + 4, f"rank {role.rank}"))
         parts.append(f'<line class="lane" x1="{plot_left}" y1="{y:.0f}" x2="{plot_right}" y2="{y:.0f}"/>')
         if role.rank in first_event:
-            _, event = first_event[role.rank]
+            event = first_event[role.rank]
             x = plot_left + position[role.rank] * (plot_right - plot_left)
             cls = "initiator" if role.role == "initiator" else "collateral"
-            what = f"rank {role.rank}: {event.get('signature')} (line {event.get('line')})"
+            what = f"rank {role.rank}: {event.title} (line {event.line})"
             size = 7 if cls == "initiator" else 5
             parts.append(f'<circle class="mark {cls}" cx="{x:.0f}" cy="{y:.0f}" r="{size}"><title>{escape(what)}</title></circle>')
             if cls == "initiator":
@@ -100,7 +105,7 @@ def probe_matrix_svg(report: dict[str, Any]) -> str:
     height = top + cell * gpus + 34
     by_pair = {(p["src"], p["dst"]): p for p in pairs}
     parts = [
-        f'<svg class="mltriage-matrix" xmlns="http://www.w3.org/2000/svg" width="{size}" height="{height}" '
+        f'<svg class="mltriage-matrix" xmlns="http://www.w3.org/2000/svg" width="{size}" '
         f'viewBox="0 0 {size} {height}" role="img" aria-label="GPU peer-to-peer matrix: verdict and GB/s per pair">',
         _text(left, 14, f"P2P probe: {report.get('machine_verdict', '')} (source ↓, destination →, GB/s)", "axis"),
     ]
