@@ -66,16 +66,14 @@ export class ServerManager implements vscode.Disposable {
   private async startClient(): Promise<void> {
     const t0 = Date.now();
     const interpreter = await findInterpreter(this.log);
-    let facts;
-    try {
-      facts = await readPythonFacts(interpreter.command);
-    } catch (err) {
-      this.fail(`mltriage could not start Python (${interpreter.command}, from ${interpreter.origin}): ${(err as Error).message}`);
-      return;
-    }
-    const problem = versionProblem(facts);
-    if (problem) { this.fail(problem); return; }
-    this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin}; found in ${Date.now() - t0} ms)`);
+    // The interpreter's facts are read beside the server's start, not before it (they cost a Python
+    // start of their own); they explain a failed start in words (start.py also refuses Python < 3.11).
+    const factsRead = readPythonFacts(interpreter.command).then(
+      (facts) => {
+        this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin}; read in ${Date.now() - t0} ms)`);
+        return versionProblem(facts);
+      },
+      (err: Error) => `mltriage could not start Python (${interpreter.command}, from ${interpreter.origin}): ${err.message}`);
 
     const startScript = this.context.asAbsolutePath(path.join('extension', 'tool', 'start.py'));
     const cacheDir = path.join(this.context.globalStorageUri.fsPath, 'cache');
@@ -110,7 +108,7 @@ export class ServerManager implements vscode.Disposable {
       this.changed.fire(client);
       this.log.info(`server started in ${Date.now() - t1} ms (${Date.now() - t0} ms with the interpreter): ${JSON.stringify(client.initializeResult?.serverInfo)}`);
     } catch (err) {
-      this.fail(`The mltriage server failed to start: ${(err as Error).message}`);
+      this.fail(await factsRead ?? `The mltriage server failed to start: ${(err as Error).message}`);
       await client.dispose().catch(() => undefined);
     }
   }
