@@ -101,7 +101,7 @@ def probe_matrix_svg(report: dict[str, Any]) -> str:
         return ""
     gpus = min(16, max(max(p["src"], p["dst"]) for p in pairs) + 1)
     cell, left, top = 64, 58, 40
-    size = left + cell * gpus + 10
+    size = max(left + cell * gpus + 10, 430)  # room for the axis line above the cells
     height = top + cell * gpus + 34
     by_pair = {(p["src"], p["dst"]): p for p in pairs}
     parts = [
