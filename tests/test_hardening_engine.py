@@ -131,7 +131,8 @@ def test_hit_cap_never_drops_a_ranks_first_error():
 
 def test_a_diagnosis_reads_no_signature_file_once_the_library_is_loaded(tmp_path):
     """An audit hook (the interpreter's own, no mock) counts opens of .toml files: none on later
-    diagnoses; touching a signature file (a new mtime) makes the next load check the content again."""
+    diagnoses; touching a signature file (a new mtime) makes the next load check the content again
+    (the files are looked at again at most once a second)."""
     library = tmp_path / "signatures"
     shutil.copytree(signatures_dir(), library)
     probe = (
@@ -145,6 +146,7 @@ def test_a_diagnosis_reads_no_signature_file_once_the_library_is_loaded(tmp_path
         "first = len(opened)\n"
         "for _ in range(5): diagnose_text(text)\n"
         "again = len(opened) - first\n"
+        "import time; from mltriage.library import RECHECK_S; time.sleep(RECHECK_S + 0.1)\n"
         "os.utime(next(Path(sys.argv[1]).glob('cuda/*.toml')))\n"
         "diagnose_text(text)\n"
         "print(first, again, len(opened) - first - again)\n"

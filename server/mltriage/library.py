@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -255,6 +256,10 @@ def _build(root: Path, files: list[Path]) -> Library:
 
 
 _LOADED: dict[str, Library] = {}
+# A library looked at (globbed and stat'ed: ~2 ms for 190 files) less than this long ago is taken as
+# it was: a process diagnosing many inputs in a row (the language server, a fuzz run) pays once a second.
+RECHECK_S = 1.0
+_CHECKED: dict[str, tuple[float, str]] = {}  # root -> (when it was last looked at, its fingerprint)
 
 
 SHIPPED_CACHE = "library.cache.json"  # built by `mltriage signatures build-cache`, shipped beside the files
@@ -263,10 +268,14 @@ SHIPPED_CACHE = "library.cache.json"  # built by `mltriage signatures build-cach
 def load_library(root: Path | None = None, *, use_cache: bool = True) -> Library:
     """The library at ``root`` (default: ``signatures_dir()``), from a cache when one matches."""
     root = Path(root) if root else signatures_dir()
+    recent = _CHECKED.get(str(root))
+    if use_cache and recent is not None and time.monotonic() - recent[0] < RECHECK_S and recent[1] in _LOADED:
+        return _LOADED[recent[1]]  # looked at less than a second ago: no glob, no stat
     if not root.is_dir():
         raise FileNotFoundError(f"signature library not found at {root}")
     files = signature_files(root)
     key = _fingerprint_cached(root, files)
+    _CHECKED[str(root)] = (time.monotonic(), key)
     if use_cache and key in _LOADED:
         return _LOADED[key]
     cache_file = cache_dir() / f"library-{key}.json"

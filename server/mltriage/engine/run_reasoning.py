@@ -27,16 +27,18 @@ LEFT_EARLY = "torch-rank-left-early"
 STALL_P2P = "nccl-hang-broken-p2p"
 STALL_PLAIN = "run-stalled-without-error"
 
+# (tail lines are at most 4 KiB; every pattern here is linear on them: no unbounded run is retried
+# from inside another, so a 4,096-digit or 4,096-space line costs microseconds)
 _QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
 _NCCL_SETUP = re.compile(
-    r"NCCL INFO (?:Channel \d+|.*\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|.*Init COMPLETE|Setting affinity|"
-    r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|.*P2P Chunksize|CC Off|comm 0x)"
+    r"NCCL INFO (?:Channel \d+|[^\n]{0,400}\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|[^\n]{0,400}Init COMPLETE|Setting affinity|"
+    r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|[^\n]{0,400}P2P Chunksize|CC Off|comm 0x)"
 )
 _BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b")
-_BENCH_ROW = re.compile(r"^\s*#?\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
-_PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s*\||\s0/\d+\s*\[")
+_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+_PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
 _PROGRESS = re.compile(
-    r"\d+%\s*\||\d+(?:\.\d+)?\s*(?:it|s)/(?:s|it)\b|\b(?:epoch|step|iter(?:ation)?|global_step)\b\W{0,3}\d|\bloss\b\W{0,3}\d",
+    r"(?<!\d)\d{1,3}%\s{0,4}\||(?<![\d.])\d{1,12}(?:\.\d{1,6})?\s{0,4}(?:it|s)/(?:s|it)\b|\b(?:epoch|step|iter(?:ation)?|global_step)\b\W{0,3}\d|\bloss\b\W{0,3}\d",
     re.IGNORECASE,
 )
 HANDLED_MIN_LINES_AFTER = 5  # lines the process printed after a traceback before we call it survived
@@ -274,10 +276,13 @@ def _demote_unterminated_tracebacks(findings: list[Finding]) -> None:
 
 
 def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
+    tails: dict[str, list[TailLine]] = {}  # per source, computed once (not once per finding)
     for f in findings:
         if (f.block is None and f.signature != CATALOGUE_SIGNATURE) or not f.is_error:
             continue  # a traceback, or an error line logged by the program (the catalogue's findings)
-        tail = _meaningful(run.tails.get(f.source, []))
+        if f.source not in tails:
+            tails[f.source] = _meaningful(run.tails.get(f.source, []))
+        tail = tails[f.source]
         own = [t for t in tail if t.rank == f.rank]
         if not own:
             continue
