@@ -18,6 +18,8 @@ export interface ViewRoot extends ViewItem {
   fix_summary_html: string;
   env: Record<string, string>;
   exports: string;
+  flags_html: string[]; // each launch-command flag of the fix, as one line of HTML
+  relaunch: string; // the log's own launch command with those flags ('' when the log shows none)
   steps_html: string[];
   commands: string;
   verify: string;

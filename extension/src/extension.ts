@@ -147,13 +147,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
     vscode.commands.registerCommand('mltriage.showDiagnosis', () => {
       if (view.last) { view.show(view.last, 'the last diagnosis'); }
     }),
-    vscode.commands.registerCommand('mltriage.copyExports', async (text: string) => {
+    vscode.commands.registerCommand('mltriage.copyExports', async (text: string, what = 'exports') => {
       await vscode.env.clipboard.writeText(text);
-      void vscode.window.showInformationMessage('mltriage: exports copied to the clipboard.');
+      void vscode.window.showInformationMessage(`mltriage: ${what} copied to the clipboard.`);
     }),
     vscode.commands.registerCommand('mltriage.pickLaunchScript', (env: Record<string, string>, signature: string, title: string) =>
       pickLaunchScriptAndInsert(server, env, signature, title)),
     vscode.commands.registerCommand('mltriage.applyExports', (fix: ScriptFix) => applyExports(server, fix)),
+    vscode.commands.registerCommand('mltriage.applyFlag', (fix: FlagFix) => applyFlag(server, fix)),
     vscode.commands.registerCommand('mltriage.restartServer', () => server.start()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mltriage.interpreter') || e.affectsConfiguration('mltriage.diagnostics')) {
@@ -219,6 +220,50 @@ async function applyExports(server: ServerManager, fix: ScriptFix): Promise<bool
   editor.selection = new vscode.Selection(firstNew, 0, lastNew, editor.document.lineAt(lastNew).text.length);
   editor.revealRange(editor.selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   void vscode.window.showInformationMessage(`mltriage: added to ${vscode.workspace.asRelativePath(uri)} (not saved yet: review, then save or undo).`);
+  return true;
+}
+
+interface FlagFix { script: string; flag: { command: string; flag: string; value: string | null; argument?: string } }
+interface FlagEdit {
+  uri?: string; version?: number | null; reason?: string;
+  edits?: { line: number; character: number; end_line: number; end_character: number; text: string }[];
+}
+
+// Adds a fix's flag to the script's launch command lines (`vllm serve`, `torchrun`): the server
+// finds the lines and words; here the script opens, the edit is made unsaved and the flags are shown selected.
+async function applyFlag(server: ServerManager, fix: FlagFix): Promise<boolean> {
+  const uri = vscode.Uri.parse(fix.script);
+  const document = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(document, { preview: false });
+  const answer = await server.executeCommand<FlagEdit>('mltriage.flagEdit', fix);
+  if (!answer.edits?.length) {
+    void vscode.window.showInformationMessage(`mltriage: nothing changed: ${answer.reason ?? 'the edit was refused'}`);
+    return false;
+  }
+  if (answer.version !== null && answer.version !== undefined && answer.version !== document.version) {
+    void vscode.window.showWarningMessage('mltriage: the script changed meanwhile; run the quick fix again.');
+    return false;
+  }
+  const edits = answer.edits;
+  const ok = await editor.edit((b) => {
+    for (const e of edits) { b.replace(new vscode.Range(e.line, e.character, e.end_line, e.end_character), e.text); }
+  });
+  if (!ok) { return false; }
+  // where each new text now is: edits are single-line and in document order, so only earlier edits
+  // on the same line move a later one
+  const selections: vscode.Selection[] = [];
+  let shiftLine = -1;
+  let shift = 0;
+  for (const e of edits) {
+    if (e.line !== shiftLine) { shiftLine = e.line; shift = 0; }
+    const start = e.character + shift;
+    selections.push(new vscode.Selection(e.line, start, e.line, start + e.text.length));
+    shift += e.text.length - (e.end_character - e.character);
+  }
+  editor.selections = selections;
+  editor.revealRange(selections[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  void vscode.window.showInformationMessage(
+    `mltriage: ${fix.flag.argument ?? fix.flag.flag} added to ${vscode.workspace.asRelativePath(uri)} (not saved yet: review, then save or undo).`);
   return true;
 }
 

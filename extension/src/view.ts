@@ -93,6 +93,9 @@ export function renderDiagnosis(d: DiagnosisJson, origin: string): string {
       ${r.exports ? `<pre id="exports">${esc(r.exports)}</pre>
       <button data-action="copy" data-text="${esc(r.exports)}">Copy exports</button>
       <button data-action="apply">Add to launch script…</button>` : ''}
+      ${r.flags_html.length ? `<ul class="md flags">${r.flags_html.map((f) => `<li>${f}</li>`).join('')}</ul>` : ''}
+      ${r.relaunch ? `<p>This run's command with it:</p><pre id="relaunch">${esc(r.relaunch)}</pre>
+      <button data-action="copy" data-text="${esc(r.relaunch)}">Copy command</button>` : ''}
       ${r.steps_html.length ? `<ol class="md">${r.steps_html.map((s) => `<li>${s}</li>`).join('')}</ol>` : ''}
       ${r.commands ? `<pre>${esc(r.commands)}</pre>` : ''}
     </section>

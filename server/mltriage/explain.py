@@ -5,7 +5,7 @@ from __future__ import annotations
 from mltriage.templates import fill_with as fill
 from mltriage.library import Library, load_library
 from mltriage.masking import mask_secrets
-from mltriage.model import export_line
+from mltriage.model import LaunchFlag, export_line
 from mltriage.schema import Signature
 
 
@@ -37,6 +37,8 @@ def entry_markdown(entry: Signature, facts: dict[str, str] | None = None) -> str
     out += ["### Fix", "", entry.fix.summary, ""]
     if entry.fix.env:
         out += ["```sh", *[f"{export_line(e.name, e.value)}  # {e.why}" for e in entry.fix.env], "```", ""]
+    for flag in entry.fix.flags:  # the same wording as the report and the hover
+        out += [f"- {LaunchFlag(flag.command, flag.flag, flag.value, flag.why).instruction}: {flag.why}"]
     out += [f"- {s}" for s in entry.fix.steps]
     if entry.fix.commands:
         out += ["", "```sh", *entry.fix.commands, "```"]

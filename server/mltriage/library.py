@@ -27,7 +27,7 @@ from mltriage import __version__
 if TYPE_CHECKING:
     from mltriage.schema import Signature
 
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 
 
 def signatures_dir() -> Path:
@@ -81,6 +81,7 @@ class Rule:
     derived: bool = False
     needs_pattern: list[str] = field(default_factory=list)
     mechanism_gist: str = ""  # the mechanism's first sentence: the summary when a fact is missing
+    fix_flags: list[dict[str, str | None]] = field(default_factory=list)  # {command, flag, value, why}: launch-command flags
 
     def fires_alone(self, trigger: str) -> bool:
         """Whether ``trigger`` on its own (no pattern matched) still names this failure."""
@@ -139,6 +140,7 @@ class Rule:
             derived=sig.derived,
             needs_pattern=list(match.needs_pattern),
             mechanism_gist=first_sentence(sig.mechanism),
+            fix_flags=[f.model_dump() for f in sig.fix.flags],
         )
 
     def to_plain(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -413,6 +413,8 @@ class _Masker:
             return kind(mask(v) if type(v) is str else self._deep(v, mask) for v in value)
         if isinstance(value, str):
             return mask(value)
+        if is_dataclass(value) and not isinstance(value, type):  # a fix's launch flags: typed records of text
+            return replace(value, **{f.name: self._deep(getattr(value, f.name), mask) for f in fields(value)})
         return value
 
     @cached_property

@@ -45,18 +45,49 @@ class CatalogueRef:
                 "function": self.function, "site": self.site, "releases": self.releases, "link": self.link}
 
 
+@dataclass(frozen=True)
+class LaunchFlag:
+    """A flag the fix adds to the launch command (``vllm serve``, ``torchrun``)."""
+
+    command: str  # the program (and subcommand) that takes it, as typed
+    flag: str  # the long option
+    value: str | None  # None for a switch
+    why: str
+
+    @property
+    def argument(self) -> str:
+        """The flag as it goes on the command line (one form everywhere, like export lines)."""
+        return self.flag if self.value is None else f"{self.flag} {shell_value(self.value)}"
+
+    @property
+    def instruction(self) -> str:
+        """The step in words (Markdown code spans), as reports, hovers and the entry say it."""
+        return f"Add `{self.argument}` to the `{self.command}` command"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "flag": self.flag, "value": self.value, "why": self.why, "argument": self.argument}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "LaunchFlag":
+        value = data.get("value")
+        return cls(str(data["command"]), str(data["flag"]), None if value is None else str(value), str(data.get("why", "")))
+
+
 @dataclass
 class Fix:
     summary: str = ""
     env: dict[str, str] = field(default_factory=dict)
     steps: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    flags: list[LaunchFlag] = field(default_factory=list)
+    relaunch: str | None = None  # the log's own launch command with ``flags`` added, when the log shows it
 
     def exports(self) -> list[str]:
         return [export_line(name, value) for name, value in self.env.items()]
 
     def to_json(self) -> dict[str, Any]:
-        return {"summary": self.summary, "env": dict(self.env), "steps": list(self.steps), "commands": list(self.commands)}
+        return {"summary": self.summary, "env": dict(self.env), "flags": [f.to_json() for f in self.flags],
+                "relaunch": self.relaunch, "steps": list(self.steps), "commands": list(self.commands)}
 
 
 @dataclass

@@ -134,6 +134,10 @@ def _render_finding(f: Finding, p: _Paint, max_evidence: int, label: str) -> lis
     out.append(p("  Fix:", "bold") + f" {f.fix.summary}")
     for export in f.fix.exports():
         out.append(p(f"    {export}", "green"))
+    for flag in f.fix.flags:
+        out.append(p(f"    {flag.instruction}", "green") + f" ({flag.why.rstrip('.')})")
+    if f.fix.relaunch:
+        out.append(p(f"    $ {f.fix.relaunch}", "cyan") + p("  # this run's command with it", "dim"))
     for step in f.fix.steps:
         out.append(f"    - {step}")
     for command in f.fix.commands:
@@ -187,8 +191,8 @@ def render_sarif(d: Diagnosis) -> dict:
             },
         )
         message = f.root_cause
-        if f.fix.env:
-            message += " Fix: " + "; ".join(f.fix.exports())
+        if f.fix.env or f.fix.flags:
+            message += " Fix: " + "; ".join([*f.fix.exports(), *(flag.instruction for flag in f.fix.flags)])
         results.append(
             {
                 "ruleId": f.signature,

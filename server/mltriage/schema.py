@@ -127,6 +127,41 @@ class EnvVar(_Strict):
         return value
 
 
+_FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9_-]*$")
+_PROGRAM_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(?: [a-z0-9][a-z0-9._-]*)?$")
+
+
+class LaunchFlag(_Strict):
+    """A flag on the launch command line: the fix's step as typed data, so an editor can add it to
+    the command (a script's `vllm serve` line) and a report can show it as the exact argument."""
+
+    command: str = Field(description="The program (and subcommand) that takes the flag, as typed: 'vllm serve', 'torchrun'.")
+    flag: str = Field(description="The long option, e.g. '--disable-custom-all-reduce'.")
+    value: str | None = Field(default=None, description="The option's value (pasted as-is; may use {fact}); none for a switch.")
+    why: str = Field(min_length=5)
+
+    @field_validator("command")
+    @classmethod
+    def _program(cls, value: str) -> str:
+        if not _PROGRAM_RE.match(value):
+            raise ValueError(f"{value!r} is not a program name (one word, optionally a subcommand: 'vllm serve')")
+        return value
+
+    @field_validator("flag")
+    @classmethod
+    def _long_option(cls, value: str) -> str:
+        if not _FLAG_RE.match(value):
+            raise ValueError(f"{value!r} is not a long option ('--name', no value: that goes in `value`)")
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _one_word(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or "\n" in value):
+            raise ValueError("a flag's value must be a non-empty single-line string (omit it for a switch)")
+        return value
+
+
 class StackChange(_Strict):
     stack: str = Field(description="e.g. 'pytorch', 'vllm', 'deepspeed', 'megatron', 'huggingface', 'slurm', 'docker'")
     change: str = Field(min_length=5, description="The config or code change for that stack (Markdown allowed).")
@@ -135,6 +170,7 @@ class StackChange(_Strict):
 class Fix(_Strict):
     summary: str = Field(min_length=10)
     env: list[EnvVar] = Field(default_factory=list)
+    flags: list[LaunchFlag] = Field(default_factory=list, description="Flags to add to the launch command (an editor edits that line).")
     steps: list[str] = Field(default_factory=list)
     commands: list[str] = Field(default_factory=list, description="Shell commands that apply or support the fix.")
     stacks: list[StackChange] = Field(default_factory=list)
@@ -214,8 +250,8 @@ class Signature(_Strict):
 
     @model_validator(mode="after")
     def _fix_has_substance(self) -> "Signature":
-        if not (self.fix.env or self.fix.steps or self.fix.commands or self.fix.stacks):
-            raise ValueError("fix needs at least one of env, steps, commands or stacks")
+        if not (self.fix.env or self.fix.flags or self.fix.steps or self.fix.commands or self.fix.stacks):
+            raise ValueError("fix needs at least one of env, flags, steps, commands or stacks")
         return self
 
 

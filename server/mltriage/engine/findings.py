@@ -13,7 +13,7 @@ import re
 from functools import cmp_to_key
 from collections.abc import Iterable
 
-from mltriage.model import SEVERITY_ORDER, Finding, Fix
+from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
 from mltriage.engine.scanner import Hit, Scanner, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
 from mltriage.library import Rule
@@ -115,8 +115,16 @@ def render_rule_text(rule: Rule, facts: dict[str, str]) -> tuple[str, str, Fix, 
             steps.insert(0, f"Set `{name}={fill_slots(value, facts)}`, filling in {', '.join(missing)} from your logs")
         else:
             env[name] = fill_slots(value, facts)
+    flags = []
+    for spec in rule.fix_flags:
+        value = spec["value"]
+        missing = unknown_facts(value, facts) if value is not None else []
+        if missing:  # like an export: a flag never goes onto a command line half-filled
+            steps.insert(0, f"Add `{spec['flag']} {fill_slots(value, facts)}` to `{spec['command']}`, filling in {', '.join(missing)}")
+        else:
+            flags.append(LaunchFlag(spec["command"], spec["flag"], None if value is None else fill_slots(value, facts), spec["why"]))
     title = fill_title(rule.title, facts)
-    fix = Fix(summary=fill_slots(rule.fix_summary, facts), env=env, steps=steps,
+    fix = Fix(summary=fill_slots(rule.fix_summary, facts), env=env, steps=steps, flags=flags,
               commands=[fill_slots(c, facts) for c in rule.fix_commands])
     return title, fill_sentence(rule.summary, facts, rule.mechanism_gist or title), fix, fill_slots(rule.verify, facts)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mltriage.command_line import with_flags
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
@@ -82,6 +83,10 @@ def name_the_command(findings: list[Finding], run: RunFacts) -> None:
     slot = "<command>"
     misplaced = _assignments_after_program(command)
     for f in findings:
+        relaunch = with_flags(command, f.fix.flags) if f.fix.flags else None
+        if relaunch is not None:  # the fix's flags on the command this log ran: what to run next
+            f.fix.relaunch = relaunch
+            f.facts.setdefault("command", command)
         if slot in f.verify or any(slot in x for x in (*f.fix.steps, *f.fix.commands)):
             f.verify = f.verify.replace(slot, command)
             f.fix.steps = [x.replace(slot, command) for x in f.fix.steps]

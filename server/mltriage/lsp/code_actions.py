@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from mltriage.command_line import Edit, flag_edits
 from mltriage.lsp.convert import SOURCE, entry_uri
+from mltriage.lsp.text import utf16_column
 from mltriage.lsp.launch_scripts import (
     MAX_SCRIPT_BYTES,
     SCRIPT_SUFFIXES,
@@ -27,6 +29,7 @@ from mltriage.lsp.launch_scripts import (
     missing_exports,
     read_script,
 )
+from mltriage.model import LaunchFlag
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -37,6 +40,7 @@ ENTRY_COMMAND = "mltriage.showEntry"
 PROBE_COMMAND = "mltriage.runP2PProbe"
 PICK_COMMAND = "mltriage.pickLaunchScript"
 APPLY_COMMAND = "mltriage.applyExports"
+APPLY_FLAG_COMMAND = "mltriage.applyFlag"
 MAX_SCRIPT_ACTIONS = 3
 _SCAN_TTL_S = 5.0
 
@@ -139,6 +143,47 @@ def exports_edit(ls: MltriageServer, script_uri: str, env: dict[str, str], signa
     )
 
 
+def _position(text: str, offset: int) -> types.Position:
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return types.Position(line=line, character=utf16_column(text[start:], offset - start))
+
+
+def flag_text_edits(ls: MltriageServer, script_uri: str, flag: LaunchFlag) -> tuple[list[types.TextEdit], int | None]:
+    """The edits adding ``flag`` to every line of the script that runs its program (empty when
+    each has it already), with the script version they were computed for."""
+    text, version = script_text_and_version(ls, script_uri)
+    return [_text_edit(text, e) for e in flag_edits(text, flag)], version
+
+
+def _text_edit(text: str, edit: Edit) -> types.TextEdit:
+    return types.TextEdit(range=types.Range(start=_position(text, edit.start), end=_position(text, edit.end)), new_text=edit.new_text)
+
+
+def flag_edit(ls: MltriageServer, script_uri: str, flag: LaunchFlag) -> types.WorkspaceEdit | None:
+    """A versioned edit adding the flag to the script's command lines, or None when they have it."""
+    edits, version = flag_text_edits(ls, script_uri, flag)
+    if not edits:
+        return None
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=script_uri, version=version), edits=edits
+            )
+        ]
+    )
+
+
+def _flags(data: dict[str, Any]) -> list[LaunchFlag]:
+    flags = []
+    for item in data.get("flags") or []:
+        try:
+            flags.append(LaunchFlag.from_json(item))
+        except (KeyError, TypeError, AttributeError):
+            continue  # a client's stale or foreign data: offer nothing for it
+    return flags
+
+
 def _ours(diagnostic: types.Diagnostic) -> dict[str, Any] | None:
     if diagnostic.source != SOURCE or not isinstance(diagnostic.data, dict):
         return None
@@ -164,10 +209,11 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
     signature, title = data["signature"], str(data.get("title") or data["signature"])
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
     facts = {str(k): str(v) for k, v in (data.get("facts") or {}).items()}
+    flags = _flags(data)
     actions: list[types.CodeAction] = []
+    roots = workspace_roots(ls)
+    preferred = True
     if env:
-        roots = workspace_roots(ls)
-        preferred = True
         for candidate in ls.script_scanner.candidates(ls)[:MAX_SCRIPT_ACTIONS]:
             uri = from_fs_path(str(candidate.path))
             try:
@@ -194,6 +240,46 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
                 action.edit = exports_edit(ls, uri, env, signature, title)
             actions.append(action)
             preferred = False
+    # beside the exports: each flag on the command line of the scripts that run its program
+    for flag in flags:
+        offered = 0
+        for candidate in ls.script_scanner.candidates(ls):
+            uri = from_fs_path(str(candidate.path))
+            try:
+                text, _ = script_text_and_version(ls, uri)
+            except OSError:
+                continue
+            if not flag_edits(text, flag):
+                continue  # runs no such program, or has the flag already
+            fix = {"script": uri, "flag": flag.to_json()}
+            action = types.CodeAction(
+                title=f"mltriage: add `{flag.argument}` to `{flag.command}` in {_relative(candidate.path, roots)}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=preferred,
+                data=fix,
+            )
+            if ls.settings.reveal_edits:
+                action.command = types.Command(title="Add flag", command=APPLY_FLAG_COMMAND, arguments=[fix])
+            elif not resolve_later:
+                action.edit = flag_edit(ls, uri, flag)
+            actions.append(action)
+            preferred = False
+            offered += 1
+            if offered >= MAX_SCRIPT_ACTIONS:
+                break
+    relaunch = data.get("relaunch")
+    if flags and isinstance(relaunch, str) and relaunch:
+        # the log shows the command it ran: a log is a record, so the corrected command goes to the clipboard
+        actions.append(
+            types.CodeAction(
+                title=f"mltriage: copy this run's command with `{'`, `'.join(f.argument for f in flags)}`",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=types.Command(title="Copy command", command=COPY_COMMAND, arguments=[relaunch + "\n", "the command"]),
+            )
+        )
+    if env:
         actions.append(
             types.CodeAction(
                 title="mltriage: add the exports to a script you choose…",
@@ -260,5 +346,8 @@ def register(server: MltriageServer) -> None:
     def resolve(ls: MltriageServer, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         if action.edit is None and action.command is None and "script" in data:
-            action.edit = exports_edit(ls, data["script"], data["env"], data["signature"], data["title"])
+            if "flag" in data:
+                action.edit = flag_edit(ls, data["script"], LaunchFlag.from_json(data["flag"]))
+            else:
+                action.edit = exports_edit(ls, data["script"], data["env"], data["signature"], data["title"])
         return action

@@ -16,11 +16,12 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
 from mltriage.lsp import engine_calls
-from mltriage.lsp.code_actions import exports_edit, exports_insertion
+from mltriage.lsp.code_actions import exports_edit, exports_insertion, flag_text_edits
 from mltriage.lsp.diagnostics import uri_to_source
 from mltriage.lsp.pictures import probe_matrix_svg
 from mltriage.lsp.text import editor_lines
 from mltriage.lsp.view import view_payload
+from mltriage.model import LaunchFlag
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -34,6 +35,7 @@ INSERT_EXPORTS = "mltriage.insertExports"
 LAUNCH_SCRIPTS = "mltriage.launchScripts"
 PROBE_VIEW = "mltriage.probeView"
 SCRIPT_EDIT = "mltriage.scriptEdit"
+FLAG_EDIT = "mltriage.flagEdit"
 MAX_TEXT_CHARS = 200_000_000
 
 
@@ -191,6 +193,29 @@ def script_edit(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
     return {"uri": script, "version": version, "line": position.line, "character": position.character, "text": text}
 
 
+def flag_edit(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """The edits that add a fix's flag to a script's command lines, for the client to apply (unsaved,
+    shown): ``{"uri", "version", "edits": [{"line", "character", "end_line", "end_character", "text"}]}``
+    in document order, or ``{"reason"}`` when there is nothing to change."""
+    options = _first_dict(args, FLAG_EDIT, '{"script": uri, "flag": {"command": str, "flag": str, "value"?: str|null, "why"?: str}}')
+    script, flag = options.get("script"), options.get("flag")
+    if not isinstance(script, str) or not isinstance(flag, dict) or not isinstance(flag.get("command"), str) \
+            or not isinstance(flag.get("flag"), str) or not str(flag["flag"]).startswith("--"):
+        raise _invalid(f"{FLAG_EDIT}: 'script' must be a URI and 'flag' an object with 'command' and 'flag' ('--name')")
+    try:
+        edits, version = flag_text_edits(ls, script, LaunchFlag.from_json(flag))
+    except OSError as exc:
+        raise _invalid(f"{FLAG_EDIT}: cannot read {script}: {exc.strerror or exc}") from None
+    if not edits:
+        return {"reason": f"No `{flag['command']}` line in the script lacks `{flag['flag']}`."}
+    return {
+        "uri": script,
+        "version": version,
+        "edits": [{"line": e.range.start.line, "character": e.range.start.character, "end_line": e.range.end.line,
+                   "end_character": e.range.end.character, "text": e.new_text} for e in edits],
+    }
+
+
 def launch_scripts(ls: MltriageServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:
     return [
         {"uri": from_fs_path(str(c.path)), "path": str(c.path), "distributed": c.strong}
@@ -219,6 +244,10 @@ def register(server: MltriageServer) -> None:
     @server.command(SCRIPT_EDIT)
     def _script_edit(ls, *args):
         return script_edit(ls, args)
+
+    @server.command(FLAG_EDIT)
+    def _flag_edit(ls, *args):
+        return flag_edit(ls, args)
 
     @server.command(PROBE_VIEW)
     def _probe_view(ls, *args):

@@ -88,6 +88,8 @@ def diagnostic_data(finding: Any) -> dict[str, Any]:
         "role": finding.role,
         "rank": finding.rank,
         "env": dict(finding.fix.env),
+        "flags": [flag.to_json() for flag in finding.fix.flags],
+        "relaunch": finding.fix.relaunch,
         "facts": dict(finding.facts),
         "verify": finding.verify,
         "p2p": bool(finding.p2p_related),

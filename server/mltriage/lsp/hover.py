@@ -62,6 +62,11 @@ def hover_markdown(finding: Any, diagnosis: Any) -> str:
         out += [f"**Fix:** {fix.summary}", ""]
     if fix.env:
         out += ["```sh", *fix.exports(), "```", ""]
+    out += [f"- {flag.instruction}" for flag in fix.flags]
+    if fix.flags:
+        out.append("")
+    if fix.relaunch:  # the log's own launch command with the flags
+        out += ["This run's command with it:", "", "```sh", fix.relaunch, "```", ""]
     if finding.verify:
         out += ["**Verify:**", "", "```sh", finding.verify, "```", ""]
     source = finding.catalogue  # the error catalogue: where upstream raises it, in which releases

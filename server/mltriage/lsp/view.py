@@ -77,6 +77,8 @@ def _root(diagnosis: Diagnosis, index: int, root: Finding) -> dict[str, Any]:
         "fix_summary_html": markdown_html(fix.summary) if fix.summary else "",
         "env": dict(fix.env),
         "exports": "\n".join(fix.exports()),
+        "flags_html": [inline_html(f"{flag.instruction}: {flag.why}") for flag in fix.flags],
+        "relaunch": fix.relaunch or "",
         "steps_html": [inline_html(s) for s in fix.steps],
         "commands": "\n".join(fix.commands),
         "verify": root.verify,
