@@ -104,6 +104,15 @@ def _check(args, r):
     elif args[:2] == ["signatures", "schema"]:
         assert r.returncode == 0, err
         assert "properties" in json.loads(out)
+    elif args[:2] == ["catalogue", "search"]:
+        assert r.returncode == 0, err
+        assert "ncclCudaGetCapturingGraph" in out and "Present in: NCCL" in out, out[:500]
+    elif args[:2] == ["catalogue", "show"]:
+        assert r.returncode == 0, err
+        assert out.startswith(f"{args[2]} · NCCL") and "Source sites, per release range:" in out, out[:300]
+    elif args[:2] == ["catalogue", "list"]:
+        assert r.returncode == 0, err
+        assert re.search(r"^\d+ entries$", out, re.M) and "Error happened when batch testing" in out, out[-300:]
     elif cmd == "probe":
         assert r.returncode in (0, 1, 3), (r.returncode, err)  # 3: no GPU on this machine
         if "--json" in args:
@@ -113,7 +122,7 @@ def _check(args, r):
 
 
 def test_use_block_covers_every_command():
-    assert {args[0] for _, args, _ in RUNS} >= {"diagnose", "explain", "signatures", "probe"}
+    assert {args[0] for _, args, _ in RUNS} >= {"diagnose", "explain", "catalogue", "signatures", "probe"}
     assert any(stdin for _, _, stdin in RUNS), "the README shows no stdin example"
 
 

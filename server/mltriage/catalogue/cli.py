@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from mltriage.catalogue.formats import TOKEN
+from mltriage.catalogue.formats import TOKEN, fill_text
 from mltriage.catalogue.match import NICE_NAMES, CatalogueMatch, describe_releases, hints_in, match_line
 from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, Entry, default_catalogue
@@ -94,7 +94,7 @@ def _curated_for(entry: Entry) -> list[str]:
     """Curated encyclopedia entries that recognise this message (rendered with sample values)."""
     from mltriage.engine import diagnose_text
 
-    sample = entry.format.replace("{", "").replace("}", "")  # the message with each value named
+    sample = fill_text(entry.format, lambda name: name)  # the message with each value named
     diagnosis = diagnose_text(sample.splitlines()[0] if sample else sample)
     return sorted({f.signature for f in diagnosis.findings if not f.generic and f.signature != "catalogue"})
 

@@ -23,6 +23,29 @@ _SAMPLE = {"int": "42", "hex": "0x1f", "float": "3.5", "char": "x", "ptr": "0x7f
 MIN_LITERAL_CHARS = 12  # fewer literal characters than this and a format matches too much to mean anything
 MIN_KEY_LENGTH = 4
 _WORD = re.compile(r"\w+")
+_TEXT_TOKEN = re.compile(r"\{\{|\}\}|\{(\w+)\}|[^{}]+|[{}]")
+
+
+def text_parts(text: str) -> list[str | Placeholder]:
+    """``Format.text`` read back: literal text (``{{``/``}}`` undoubled) and placeholders, in order."""
+    out: list[str | Placeholder] = []
+    for m in _TEXT_TOKEN.finditer(text):
+        piece = m.group(0)
+        if m.group(1) is not None:
+            out.append(Placeholder(m.group(1)))
+        else:
+            literal = piece[0] if piece in ("{{", "}}") else piece
+            if out and isinstance(out[-1], str):
+                out[-1] += literal
+            else:
+                out.append(literal)
+    return out
+
+
+def fill_text(text: str, values) -> str:
+    """``Format.text`` with each placeholder replaced by ``values(name)``."""
+    return "".join(p if isinstance(p, str) else values(p.name) for p in text_parts(text))
+
 TOKEN = re.compile(r"\w{4,}")  # how a log line is cut into words at match time; keys are such words
 
 
@@ -41,8 +64,10 @@ class Format:
 
     @property
     def text(self) -> str:
-        """The format as people read it: literal text with ``{name}`` for each placeholder."""
-        return "".join(p if isinstance(p, str) else "{" + p.name + "}" for p in self.parts)
+        """The format as people read it: ``{name}`` for each placeholder, literal braces doubled
+        (as in Python's format strings), so the two never read alike."""
+        return "".join(p.replace("{", "{{").replace("}", "}}") if isinstance(p, str) else "{" + p.name + "}"
+                       for p in self.parts)
 
     @property
     def literal_chars(self) -> int:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import regex
 
+from mltriage.catalogue.formats import text_parts
+
 DATA = Path(os.environ.get("MLTRIAGE_CATALOGUE", Path(__file__).resolve().parent / "data"))
-_LITERAL = regex.compile(r"\{\w+\}")  # a placeholder in a format's text
 MIN_FLOATING_LITERAL = 24  # literal characters a value-first format needs to be matched anywhere in a line
 GITHUB = "https://github.com/{repo}/blob/{ref}/{path}#L{line}{end}"
 
@@ -49,7 +50,7 @@ class Entry:
     kind: str
     format: str
     lines: list[str | None]  # one matcher per output line (None: a line with no literal text)
-    key: str
+    keys: list[str]  # the words it is indexed by: the rarest of each output line
     cause: str | None
     sites: list[Site]
 
@@ -63,7 +64,7 @@ class Entry:
         verbatim (only whitespace is flexible), so a line without it is rejected before any regex."""
         out = []
         for line in self.format.split("\n"):
-            runs = [run for piece in _LITERAL.split(line) for run in piece.split()]
+            runs = [run for piece in text_parts(line) if isinstance(piece, str) for run in piece.split()]
             out.append(max(runs, key=len) if runs else "")
         return out
 
@@ -75,7 +76,9 @@ class Entry:
     def floating(self, line: int) -> bool:
         """Whether this output line begins with a value, so the text before the literal is unknown."""
         first = self.format.split("\n")[line] if line < self.format.count("\n") + 1 else ""
-        return first.startswith("{") and len(_LITERAL.sub("", first)) >= MIN_FLOATING_LITERAL
+        parts = text_parts(first)
+        literal = sum(len(p) for p in parts if isinstance(p, str))
+        return bool(parts) and not isinstance(parts[0], str) and literal >= MIN_FLOATING_LITERAL
 
     def release_indices(self) -> set[int]:
         return {i for s in self.sites for i in range(s.first, s.last + 1)}
@@ -145,17 +148,21 @@ class Catalogue:
 
     def candidates(self, words: set[str]) -> list[Entry]:
         """Entries indexed under any of these words (a line's tokens)."""
-        out: list[Entry] = []
+        out: dict[str, Entry] = {}  # a message whose lines share a line's words is one candidate
         n = self._index["shards"]
         for word in sorted(words & self.keys):
-            out += self._entries(self._shard(zlib.crc32(word.encode()) % n), word)
-        return out
+            for entry in self._entries(self._shard(zlib.crc32(word.encode()) % n), word):
+                out.setdefault(entry.id, entry)
+        return list(out.values())
 
     def all_entries(self):
+        """Every entry once (an entry of several lines is filed under each line's key)."""
         for n in range(self._index["shards"]):
             shard = self._shard(n)
             for key in list(shard):
-                yield from self._entries(shard, key)
+                for entry in self._entries(shard, key):
+                    if entry.keys[0] == key:
+                        yield entry
 
     def entry(self, entry_id: str) -> Entry | None:
         return next((e for e in self.all_entries() if e.id == entry_id), None)
@@ -171,7 +178,7 @@ class Catalogue:
 
 
 def _entry(doc: dict) -> Entry:
-    return Entry(doc["id"], doc["project"], doc["kind"], doc["format"], doc["lines"], doc["key"], doc.get("cause"),
+    return Entry(doc["id"], doc["project"], doc["kind"], doc["format"], doc["lines"], doc["keys"], doc.get("cause"),
                  [Site(*s) for s in doc["sites"]])
 
 

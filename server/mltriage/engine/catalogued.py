@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from mltriage.catalogue.formats import fill_text
 from mltriage.catalogue.match import (
     NICE_NAMES,
     CatalogueMatch,
@@ -30,7 +31,6 @@ from mltriage.engine.prefixes import parse_prefixes
 from mltriage.masking import mask_secrets
 from mltriage.model import CatalogueRef, Finding, Fix
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 NEARBY_LINES = 2  # a finding this close on the same stream already explains the line
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
 ERROR_KINDS = ("critical", "error")
@@ -219,7 +219,7 @@ def describe_source(ref: CatalogueRef) -> str:
 
 def _filled(text: str, facts: dict[str, str]) -> str:
     """A format's line with this log's values in it (an unknown value reads as …)."""
-    return _PLACEHOLDER.sub(lambda m: facts.get(m.group(1), "…")[:60], text)
+    return fill_text(text, lambda name: facts.get(name, "…")[:60])
 
 
 def _describe_new(finding: Finding) -> None:

@@ -112,12 +112,18 @@ def _site_ranges(sites: dict[int, set[tuple]]) -> list[list]:
     return sorted(runs, key=lambda r: (r[0], r[2], r[3]))
 
 
-def _entry_json(b: _Builder, key: str) -> dict | None:
+def _entry_json(b: _Builder, keys: list[str]) -> dict | None:
     lines = [line_regex(parts) for parts in b.format.lines()]
     if not any(lines):
         return None
     return {"id": entry_id(b.project, b.kind, b.format.text), "project": b.project, "kind": b.kind,
-            "format": b.format.text, "lines": lines, "key": key, "cause": b.cause, "sites": _site_ranges(b.sites)}
+            "format": b.format.text, "lines": lines, "keys": keys, "cause": b.cause, "sites": _site_ranges(b.sites)}
+
+
+def _write_gzip(path: Path, text: str) -> None:
+    """Byte-for-byte reproducible (no time stamp in the header): a regeneration changes only what changed."""
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as fh:
+        fh.write(text.encode("utf-8"))
 
 
 def usable(b: _Builder) -> bool:
@@ -133,32 +139,34 @@ def write(projects: list[ProjectInput], out: Path, log: Callable[[str], None] = 
         kept = [b for b in found if usable(b)]
         builders += kept
         coverage[project.name] = {"releases": per_release, "formats": len(found), "kept": len(kept)}
-    # index each entry by its rarest whole word, so that a line is tried against few entries
-    words_of = {id(b): {w for parts in b.format.lines() if line_regex(parts) for w in key_words(parts)} for b in builders}
-    frequency = Counter(w for words in words_of.values() for w in words)
+    # index each entry by the rarest whole word of each output line it can be recognised by, so that
+    # a line is tried against few entries, and any one line of a multi-line message finds its entry
+    lines_of = {id(b): [set(key_words(parts)) for parts in b.format.lines() if line_regex(parts)] for b in builders}
+    frequency = Counter(w for lines in lines_of.values() for w in set().union(*lines, set()))
     shards: list[list[str]] = [[] for _ in range(SHARDS)]
     keys: set[str] = set()
     per_project = Counter()
     for b in builders:
-        words = words_of[id(b)]
-        if not words:
+        rarest = lambda words: min(words, key=lambda w: (frequency[w], -len(w), w))  # noqa: E731
+        entry_keys = sorted({rarest(words) for words in lines_of[id(b)] if words})
+        if not entry_keys:
             continue
-        key = min(words, key=lambda w: (frequency[w], -len(w), w))
-        doc = _entry_json(b, key)
+        doc = _entry_json(b, entry_keys)
         if doc is None:
             continue
-        keys.add(key)
+        keys.update(entry_keys)
         per_project[b.project] += 1
-        # "key<TAB>entry": a reader groups a shard by key without parsing entries it does not need
-        shards[shard_of(key)].append(key + "\t" + json.dumps(doc, separators=(",", ":")))
+        # "key<TAB>entry" under each key: a reader groups a shard by key without parsing entries it does not need
+        text = json.dumps(doc, separators=(",", ":"))
+        for key in entry_keys:
+            shards[shard_of(key)].append(key + "\t" + text)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("shard-*.jsonl.gz"):
         old.unlink()
     for n, rows in enumerate(shards):
-        with gzip.open(out / f"shard-{n:02d}.jsonl.gz", "wt", encoding="utf-8", compresslevel=9) as fh:
-            fh.write("\n".join(sorted(rows)) + ("\n" if rows else ""))
-    with gzip.open(out / "index.json.gz", "wt", encoding="utf-8", compresslevel=9) as fh:
-        json.dump({"schema": SCHEMA, "shards": SHARDS, "keys": sorted(keys)}, fh, separators=(",", ":"))
+        _write_gzip(out / f"shard-{n:02d}.jsonl.gz", "\n".join(sorted(rows)) + ("\n" if rows else ""))
+    _write_gzip(out / "index.json.gz", json.dumps({"schema": SCHEMA, "shards": SHARDS, "keys": sorted(keys)},
+                                                  separators=(",", ":")))
     releases = {p.name: {"repo": p.repo, "source": p.source,
                          "releases": [[r.name, r.ref, r.commit, r.date] for r in p.releases]} for p in projects}
     for name, cov in coverage.items():
