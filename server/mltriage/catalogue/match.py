@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mltriage.catalogue.formats import TOKEN
+from mltriage.catalogue.formats import MIN_LITERAL_CHARS, TOKEN
 from mltriage.catalogue.store import Catalogue, Entry, Site
 
 MATCH_TIMEOUT_S = 0.02
@@ -28,7 +28,7 @@ NICE_NAMES = {"nccl": "NCCL", "vllm": "vLLM", "deepspeed": "DeepSpeed", "megatro
 _HINTS = [
     re.compile(r"(?P<file>[\w./-]+\.(?:cc|cu|cpp|h|hpp)):(?P<line>\d+) NCCL (?:WARN|INFO)"),
     re.compile(r"^\[[IWEF] (?:[\d-]+ [\d:.]+ )?(?:\d+ )?(?P<file>[\w.-]+\.(?:cpp|cc|h)):(?P<line>\d+)\]"),
-    re.compile(r"\[(?P<file>[\w./-]+\.py):(?P<line>\d+)\]"),
+    re.compile(r"\[(?P<file>[\w./-]+\.py):(?P<line>\d+)(?::\w+)?\]"),  # vLLM [file.py:N], DeepSpeed [file.py:N:func]
     re.compile(r"^(?P<file>/?[\w./-]+\.py):(?P<line>\d+): \w*Warning"),
 ]
 
@@ -44,6 +44,8 @@ _WRAPPERS = re.compile(
       | NCCL[ ](?:WARN|INFO)[ ]
       | \[[IWEF][ ][^\]]{1,200}\][ ]
       | \[c10d\][ ]
+      | \[[\w.-]+\.py:\d+:\w+\][ ]
+      | \[[\w.-]+\.py:\d+\][ ]
       | (?:CRITICAL|ERROR|WARNING|INFO):[\w.]*:
       | \[(?:CRITICAL|ERROR|WARNING|WARN|INFO)\][ ]
       )""", re.VERBOSE)
@@ -111,9 +113,11 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
             m = _anchored(matcher, message, starts, floating=entry.floating(n))
             if m is None:
                 continue
-            captured = sum(len(v) for v in m.groups() if v)
+            specificity = (m.end() - m.start()) - sum(len(v) for v in m.groups() if v)
+            if specificity < MIN_LITERAL_CHARS:
+                continue  # a line of a message that is mostly values (" {x}.") says nothing on its own
             facts = {k: v.strip()[:200] for k, v in m.groupdict().items() if v and v.strip()}
-            found.append(CatalogueMatch(entry, n, facts, (m.end() - m.start()) - captured))
+            found.append(CatalogueMatch(entry, n, facts, specificity))
             break
     if not found:
         return []

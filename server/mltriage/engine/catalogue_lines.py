@@ -14,6 +14,11 @@ from mltriage.engine.reader import Source
 # Lines that state a release outright narrow it best of all.
 VERSION_MARKERS = ("NCCL version", "vLLM version", "LLM engine (v", "DeepSpeed info: version=")
 CATALOGUE_MARKERS = ("NCCL WARN", "ERROR", "WARNING", "CRITICAL", "[E ", "[W ", "Warning: ", *VERSION_MARKERS)
+# Phrases that are landed on only so often per input: a log prints its release on every rank's start-up
+# and may print the same warnings millions of times, while one of each is all the catalogue needs.
+# Error phrases have no budget: the failure is often the last of them.
+WARNING_BUDGET = 2_000
+CATALOGUE_BUDGETS = {"WARNING": WARNING_BUDGET, "Warning: ": WARNING_BUDGET, **{m: 64 for m in VERSION_MARKERS}}
 CATALOGUE_SIGNATURE = "catalogue"  # the signature id of findings the catalogue gives (no curated entry)
 MAX_LINES = 2_000  # distinct messages kept; repeats only count
 

@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from time import perf_counter
 
-from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, VERSION_MARKERS, CatalogueLines
+from mltriage.engine.catalogue_lines import CATALOGUE_BUDGETS, CATALOGUE_MARKERS, VERSION_MARKERS, CatalogueLines
 from mltriage.engine import timed_regex
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
@@ -137,6 +137,9 @@ class Scanner:
         self._prefilter = prefilter
         self._literal_text = [lit.decode("utf-8") for lit in prefilter.literals]
         self._finish_ids = {n for n, lit in enumerate(self._literal_text) if lit in FINISH_LITERALS}
+        self._id_of = {lit: n for n, lit in enumerate(self._literal_text)}
+        self._catalogue_quiet_ids = frozenset(self._id_of[lit] for lit in getattr(self, "_catalogue_quiet", ())
+                                              if lit in self._id_of)
         index = self.library.trigger_index
         self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in index}
         self._dropped = set(self._saturated)
@@ -154,6 +157,10 @@ class Scanner:
         self.line_no = self._line_base  # lines fully consumed so far in this source (plus the base)
         self.tracebacks.reset()
         self._finish_lines = 0  # "finished" phrases seen in this source
+        # warning and version phrases for the catalogue: past their budget in one input, no longer landed on
+        self._catalogue_counts: dict[str, int] = {}
+        self._catalogue_quiet: set[str] = set()
+        self._catalogue_quiet_ids: frozenset[int] = frozenset()
         self._finish_new_at = 0  # ... when the last one came from a rank not yet finished
         self.open_blocks = self.tracebacks.open  # the stream -> open traceback map the loop consults
         self.last_time: dict[StreamKey, tuple[float, str | None]] = {}  # stream -> (time, clock kind)
@@ -183,14 +190,17 @@ class Scanner:
         if self._saturated - self._dropped:
             self._drop_saturated_markers()
         found = self._prefilter.matches(block)
+        skip = self._catalogue_quiet_ids
         if self._finish_lines - self._finish_new_at >= FINISH_QUIET_LINES:
             # this input's ranks have all said they finished, many times over: nothing new in those lines
-            skip = self._finish_ids
+            skip = skip | self._finish_ids
+        if skip:
             found = [hit for hit in found if hit[1] not in skip]
         starts = [offset for offset, _ in found]
         literal_ids = [n for _, n in found]
         if len(self.ranks_seen) < 100_000:
-            self.ranks_seen.update(parse_int(r) for r in _RANK_TAG.findall(block, 0, RANK_SAMPLE_BYTES))
+            # (a bytes pattern's \d is ASCII only: int() is safe, and each distinct tag is converted once)
+            self.ranks_seen.update(map(int, set(_RANK_TAG.findall(block, 0, RANK_SAMPLE_BYTES))))
         n_starts = len(starts)
         i = 0  # next trigger occurrence not yet behind us
         pos = 0
@@ -392,6 +402,11 @@ class Scanner:
         if present and not requires_only and not present.isdisjoint(CATALOGUE_MARKERS) and (
                 stream not in self.open_blocks or not present.isdisjoint(VERSION_MARKERS)):  # c10d's "..., NCCL version X"
             self.catalogue_lines.offer(self.source, stream, line_no, text, ctx)
+            for lit in present & CATALOGUE_BUDGETS.keys():
+                seen = self._catalogue_counts[lit] = self._catalogue_counts.get(lit, 0) + 1
+                if seen == CATALOGUE_BUDGETS[lit]:
+                    self._catalogue_quiet.add(lit)
+                    self._catalogue_quiet_ids = self._catalogue_quiet_ids | {self._id_of[lit]}
         seen: set[str] = set()
         candidates = self._triggers if present is None else [t for t in present if t in index]
         timed = len(message) > TIMED_MESSAGE and self.budget_spent_at is None
