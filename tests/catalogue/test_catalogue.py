@@ -146,3 +146,10 @@ def test_version_narrowing_by_the_catalogued_lines_alone():
     warn = next(line for line in log.read_text().splitlines() if "NCCL WARN" in line)
     d = diagnose_text(warn + "\n")
     assert d.releases["nccl"] == "NCCL 2.28.3-1–2.28.9-1"  # bootstrap.cc:114 is that site only in these
+
+
+def test_an_error_line_after_a_flood_of_warnings_is_still_named():
+    # Python's warnings.formatwarning form, repeated past the warning budget, then vLLM's v1 engine error
+    flood = "".join(f"/x/train.py:{n}: UserWarning: step {n} is slow\n" for n in range(5000))
+    d = diagnose_text(flood + "ERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n")
+    assert [f.title for f in d.findings if f.is_error] == ["vLLM error: EngineCore failed to start."]
