@@ -51,7 +51,7 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
             per_line.append(matches)
             refs.append((finding, matches))
     new: list[tuple[Finding, list[CatalogueMatch]]] = []
-    for line in lines.lines[:MAX_LOOKUPS]:
+    for line in lines.errors[:MAX_LOOKUPS] + lines.others[:MAX_LOOKUPS]:
         if _explained(line, findings):
             continue
         message = line.context.message

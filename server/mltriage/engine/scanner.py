@@ -14,7 +14,13 @@ from collections import deque
 from dataclasses import dataclass
 from time import perf_counter
 
-from mltriage.engine.catalogue_lines import CATALOGUE_BUDGETS, CATALOGUE_MARKERS, VERSION_MARKERS, CatalogueLines
+from mltriage.engine.catalogue_lines import (
+    CATALOGUE_BUDGETS,
+    CATALOGUE_MARKERS,
+    ERROR_MARKERS,
+    VERSION_MARKERS,
+    CatalogueLines,
+)
 from mltriage.engine import timed_regex
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
@@ -401,7 +407,7 @@ class Scanner:
         index = self.library.trigger_index
         if present and not requires_only and not present.isdisjoint(CATALOGUE_MARKERS) and (
                 stream not in self.open_blocks or not present.isdisjoint(VERSION_MARKERS)):  # c10d's "..., NCCL version X"
-            self.catalogue_lines.offer(self.source, stream, line_no, text, ctx)
+            self.catalogue_lines.offer(self.source, stream, line_no, text, ctx, error=not present.isdisjoint(ERROR_MARKERS))
             for lit in present & CATALOGUE_BUDGETS.keys():
                 seen = self._catalogue_counts[lit] = self._catalogue_counts.get(lit, 0) + 1
                 if seen == CATALOGUE_BUDGETS[lit]:
