@@ -1,5 +1,7 @@
 """Issue 5's scale goal: triage a 1,024-rank job, 50,000 lines per rank, from a directory of
-per-rank files, on this 2-core machine with bounded memory. Prints numbers, asserts nothing.
+per-rank files, on this 2-core machine with bounded memory. Prints numbers, asserts nothing, but
+checks itself: it says whether the culprit rank was named the initiator and whether its own error
+(the IndexError) is among the findings (issue 13 item 13: a global hit cap once dropped it).
 
     python bench/bench_triage.py [--ranks 1024] [--lines 50000] [--culprit 517] [--keep]
 
@@ -72,9 +74,10 @@ def main() -> None:
         "for r in d.ranks: roles[r.role] = roles.get(r.role, 0) + 1\n"
         "print(json.dumps({'seconds': round(dt, 2), 'peak_rss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),"
         " 'initiating_rank': d.initiating_rank, 'roles': roles, 'lines': d.lines_read, 'findings': len(d.findings),"
-        " 'explanation': d.explanation[:300]}))\n"
+        " 'explanation': d.explanation[:300], 'warnings': d.warnings,"
+        " 'culprit_errors': sorted({f.signature for f in d.findings if f.rank == int(sys.argv[2]) and f.is_error})}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", runner, str(job)], capture_output=True, text=True, env=ENV)
+    out = subprocess.run([sys.executable, "-c", runner, str(job), str(args.culprit)], capture_output=True, text=True, env=ENV)
     if not args.keep:
         shutil.rmtree(job)
     result = json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr[-3000:]}
@@ -82,6 +85,10 @@ def main() -> None:
     if "seconds" in result:
         result["mb_per_s"] = round(size / 1e6 / result["seconds"])
     print(json.dumps(result, indent=1))
+    named = result.get("initiating_rank") == args.culprit
+    own_error = "python-unhandled-exception" in result.get("culprit_errors", [])
+    print(f"culprit rank {args.culprit}: {'FOUND' if named and own_error else 'NOT FOUND'} "
+          f"(named initiator: {'yes' if named else 'no'}; its own IndexError among the findings: {'yes' if own_error else 'no'})")
 
 
 if __name__ == "__main__":

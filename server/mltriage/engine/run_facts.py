@@ -48,6 +48,7 @@ _COMMAND = timed_regex.compile(
 )
 _MARKER_NAME = {lit: name for name, lits in MARKERS.items() for lit in lits}
 PER_RANK_MARKERS = {"finished"}  # needed for every rank, never dropped
+MAX_COMMAND_LINE = 2048  # a prompt, environment assignments and a command: a longer line is none
 MAX_GPU_MODELS = 64  # GPU model names kept per run
 MODEL_SEARCH_CHARS = 4096  # a line names its GPUs near its start (nvidia-smi, NCCL, torch)
 SATURATED = 64  # after this many lines a marker says nothing new (NCCL prints a channel line per channel and peer)
@@ -138,7 +139,7 @@ def note_markers(facts: RunFacts, text: str, source: str, line: int, present: fr
         names = {name for name, literals in MARKERS.items() if any(lit in text for lit in literals)}
     for name in names:
         facts.note(name, source, line, text)
-    if "launch" in names and facts.command is None:
+    if "launch" in names and facts.command is None and len(text) <= MAX_COMMAND_LINE:
         m = timed_regex.match(_COMMAND, text)
         if m:
             facts.command = Mark(1, source, line, m.group("command").strip())

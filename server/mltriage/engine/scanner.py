@@ -52,8 +52,8 @@ from mltriage.numbers import parse_int
 # (real logs spend ~1 ms per MB): once it is spent, signatures fire on their trigger phrase alone
 # (trigger-only findings, no facts) for the rest of the input, and the diagnosis says so.
 MATCH_TIMEOUT_S = 0.05
-REGEX_BUDGET_S = 0.5
-REGEX_BUDGET_PER_MB_S = 0.02
+REGEX_BUDGET_S = 0.25
+REGEX_BUDGET_PER_MB_S = 0.01
 TIMED_MESSAGE = 512  # bounded patterns cannot be slow on shorter lines: only longer ones are timed
 MAX_LINE_FOR_MATCHING = 16 * 1024  # a longer line is matched in a window around its trigger
 WINDOW = 8 * 1024  # each side of the trigger: wider than any signature pattern's reach
