@@ -6,8 +6,8 @@
 #   2. UI end-to-end with the packaged .vsix installed: extension/test/e2e/drive.js
 # Tools are cached in $MLTRIAGE_E2E_TOOLS (default /tmp/mltriage-e2e-tools); everything a run writes
 # (workspace copy, VS Code profile, logs) goes to $REPO/.e2e. The CI artefacts: .e2e/shots/ (screenshots
-# of the hover, the diagnosis view, the rank timeline in light/dark/high-contrast, the probe matrix, the
-# quick fix, the terminal notifications), .e2e/timings.json (first squiggle fresh and warm, terminal
+# of the hover, the diagnosis view, the rank timeline and probe matrix in light/dark/high-contrast, the
+# quick fixes (exports, and a flag on a script's vllm serve line), the terminal notifications), .e2e/timings.json (first squiggle fresh and warm, terminal
 # toast delays) and .e2e/integration.log (the extension-host tests, with their mltriage-timing lines).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +62,7 @@ WS=$RUN/ws
 make_ws() {
   rm -rf "$WS" && cp -r "$REPO/tests/lsp/data/workspace" "$WS" && cp -r "$REPO/tests/lsp/data/logs" "$WS/logs"
   cp "$REPO/bench/probe/h200x2-final.json" "$WS/probe-report.json"
+  cp "$REPO/tests/lsp/data/vllm/serve.sh" "$WS/scripts/serve.sh" # a vllm serve launch script: the flag quick fix
 }
 make_ws
 mkdir -p "$RUN/ud/User"

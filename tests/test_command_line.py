@@ -90,6 +90,19 @@ def test_unterminated_quotes_and_hostile_text_end_gracefully():
         with_flags(text, [ALLREDUCE, NPROC])  # an answer, not an exception or a hang
 
 
+@pytest.mark.parametrize("unit", ["vllm serve ", "vllm serve a; ", "vllm serve a\n", "a", "/torchrun", '"vllm serve ', "vllm serve $(", "torchrun --nproc_per_node "])
+def test_a_script_of_the_largest_size_read_is_edited_in_linear_time(unit: str):
+    # 256 KiB (launch_scripts.MAX_SCRIPT_BYTES) of one repeated piece: a program name among an earlier
+    # invocation's words is no new invocation, and no position is rescanned (it was quadratic: minutes, GBs)
+    import time
+
+    text = (unit * (256 * 1024 // len(unit) + 1))[: 256 * 1024]
+    started = time.perf_counter()
+    for flag in (ALLREDUCE, NPROC):
+        flag_edits(text, flag)
+    assert time.perf_counter() - started < 5  # ~0.1 s here
+
+
 def test_signature_torchrun_flags_parse_with_torchrun_s_own_parser():
     # the local torch's argparse (torch/distributed/run.py) is the authority on torchrun's options
     from torch.distributed.run import get_args_parser

@@ -60,9 +60,48 @@ def _program(command: str) -> Program:
 
 def _pattern(command: str) -> re.Pattern[str]:
     spellings = "|".join(_program(command).spellings)
-    # the program as a word of its own: at a line's start or after a blank, an operator or `(`,
-    # optionally with a directory (`/opt/venv/bin/torchrun`)
-    return re.compile(r"(?:^|(?<=[\s;&|(`]))(?:[^\s;&|()`]*/)?(?:" + spellings + r")(?=[\s;&|)\\]|$)", re.M)
+    # the program as a word of its own (or a path's last part): after a line start, a blank, an
+    # operator, `(` or `/`; no leading `\S*/` in the pattern, which would rescan long words at every start
+    return re.compile(r"(?<![^\s;&|(`/])(?:" + spellings + r")(?=[\s;&|)\\]|$)")
+
+
+_MAX_PATH = 4096  # a directory in front of a program name is never longer
+
+
+class _LineState:
+    """Whether a position is inside a comment or a quoted string on its line, read once from left
+    to right: every question is about a later position than the one before."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos, self.line_start = text, 0, 0
+        self.single = self.double = False
+        self.comment: bool | None = None  # None: the line's first word not reached yet
+
+    def plain_at(self, at: int) -> bool:
+        text = self.text
+        while self.pos < at:
+            c = text[self.pos]
+            if c in "\n\r":
+                self.line_start, self.single, self.double, self.comment = self.pos + 1, False, False, None
+            elif self.comment is None and c not in " \t":
+                self.comment = c == "#"
+            if c == "'" and not self.double:
+                self.single = not self.single
+            elif c == '"' and not self.single and (self.pos == 0 or text[self.pos - 1] != "\\"):
+                self.double = not self.double
+            self.pos += 1
+        return not (self.comment or self.single or self.double)
+
+
+def _word_start(text: str, at: int) -> int | None:
+    """Where the path in front of a program name begins (``/opt/venv/bin/`` of ``.../torchrun``),
+    or None when that is no word of its own (``--script=/x/torchrun``, a quoted path, a huge word)."""
+    start = at
+    while start > 0 and text[start - 1] not in " \t\n\r;&|(`":
+        start -= 1
+        if at - start > _MAX_PATH or text[start] in "='\"$":
+            return None
+    return start
 
 
 def _closing(text: str, i: int) -> int:
@@ -122,17 +161,22 @@ def _words(text: str, i: int) -> list[tuple[int, int]]:
 
 
 def invocations(text: str, command: str) -> list[Invocation]:
-    """Every place ``text`` (a script, or one command line) runs ``command`` outside comments and quotes."""
+    """Every place ``text`` (a script, or one command line) runs ``command`` outside comments and
+    quotes; a program name among an earlier invocation's own words is an argument, not another run."""
     program = _program(command)
-    found = []
+    state = _LineState(text)
+    found: list[Invocation] = []
+    taken = 0  # the end of the last invocation's words
     for m in _pattern(command).finditer(text):
-        line_start = max(text.rfind("\n", 0, m.start()), text.rfind("\r", 0, m.start())) + 1
-        before = text[line_start:m.start()]
-        if before.lstrip().startswith("#") or before.count("'") % 2 or len(_UNESCAPED_QUOTE.findall(before)) % 2:
+        if m.start() < taken:
+            continue
+        start = _word_start(text, m.start()) if m.start() and text[m.start() - 1] == "/" else m.start()
+        if start is None or not state.plain_at(start):
             continue  # a comment, or inside a quoted string (`echo "vllm serve ..."`)
         words = _words(text, m.end())
         end = words[-1][1] if words else m.end()
-        found.append(Invocation(m.start(), m.end(), end, tuple(words), program.flags_at_end))
+        found.append(Invocation(start, m.end(), end, tuple(words), program.flags_at_end))
+        taken = end
     return found
 
 

@@ -51,13 +51,22 @@ async function goToLine(page, line) { // 1-based
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
-// the user's settings file, as a person editing settings.json would (VS Code applies it live)
-const SETTINGS = process.env.USER_SETTINGS || path.join(WS, '..', 'ud', 'User', 'settings.json');
-async function setTheme(page, name) {
-  const settings = JSON.parse(fs.readFileSync(SETTINGS, 'utf8'));
-  settings['workbench.colorTheme'] = { 'Light Modern': 'Light Modern', 'Dark Modern': 'Dark Modern', 'High Contrast': 'Default High Contrast' }[name];
-  fs.writeFileSync(SETTINGS, JSON.stringify(settings, null, 2));
-  const kind = { 'Light Modern': 'vs', 'Dark Modern': 'vs-dark', 'High Contrast': 'hc-black' }[name];
+// the theme picker, as a person switches themes (Preferences: Color Theme): unlike a settings.json
+// edit, which this VS Code applies once per window, it works every time. The picker lists themes
+// by label ("Dark High Contrast"), settings name them by id ("Default High Contrast").
+async function pickTheme(page, label, kind) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Preferences: Color Theme');
+  // a click: "Browse Color Themes in Marketplace" is listed first and would take the Enter
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: /^Preferences: Color Theme/ }).first().click();
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Light Modern' }).first().waitFor({ timeout: 20000 });
+  await input.fill(label);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await row.waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
   await page.locator(`.monaco-workbench.${kind}`).waitFor({ timeout: 20000 }).catch(async (e) => { await page.screenshot({ path: path.join(SHOTS, 'theme-fail.png') }); throw e; });
   await page.waitForTimeout(700); // the webview picks up the new theme variables
 }
@@ -142,11 +151,18 @@ function lineOf(file, needle) {
     if ((await view.locator('#timeline text', { hasText: /^rank \d+$/ }).count()) !== 4) { throw new Error('expected 4 ranks in the timeline'); }
     if ((await view.locator('#timeline circle.initiator').count()) !== 2) { throw new Error('initiator not marked once (+ legend)'); }
     await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view.png') });
-    // the window starts in Dark Modern; one switch to Light Modern (a settings.json edit is only
-    // picked up once per window here, so the matrix below is shot in light)
-    await view.locator('#timeline svg').screenshot({ path: path.join(SHOTS, 'timeline-dark.png') });
-    await setTheme(page, 'Light Modern');
-    await view.locator('#timeline svg').screenshot({ path: path.join(SHOTS, 'timeline-light.png') });
+    // every theme through the theme picker (this VS Code starts in its own light default, and applies
+    // a settings.json theme edit only once per window); the pictures follow by CSS variables alone
+    const seen = new Map();
+    for (const [label, kind, shot] of [['Dark Modern', 'vs-dark', 'timeline-dark'], ['Light Modern', 'vs', 'timeline-light'],
+      ['Dark High Contrast', 'hc-black', 'timeline-hc-dark'], ['Light High Contrast', 'hc-light', 'timeline-hc-light']]) {
+      await pickTheme(page, label, kind);
+      const png = (await view.locator('#timeline svg').screenshot({ path: path.join(SHOTS, `${shot}.png`) })).toString('base64');
+      if (seen.has(png)) { throw new Error(`${shot} looks the same as ${seen.get(png)}: the picture did not follow the theme`); }
+      seen.set(png, shot);
+      if (kind === 'hc-black') { await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view-hc.png') }); }
+    }
+    await pickTheme(page, 'Light Modern', 'vs');
   });
 
   await step('quick fix inserts the exports into train.slurm', async () => {
@@ -179,6 +195,36 @@ function lineOf(file, needle) {
     if (exportAt !== headerEnd + 2) { throw new Error(`exports not after the header:\n${after}`); }
     if (!(lines.findIndex((l) => l.startsWith('srun ')) > exportAt)) { throw new Error(`srun line moved:\n${after}`); }
     log('train.slurm now:\n' + after);
+  });
+
+  await step('quick fix adds --disable-custom-all-reduce to the vllm serve line of scripts/serve.sh', async () => {
+    // issue 11.3: a fix whose step is a flag is an edit of the launch command line, beside the exports
+    const script = path.join(WS, 'scripts', 'serve.sh');
+    const before = fs.readFileSync(script, 'utf8');
+    const vllmLog = 'logs/vllm_p2p_batch_test.log';
+    await command(page, 'View: Close All Editors');
+    await openFile(page, vllmLog);
+    const line = lineOf(vllmLog, 'Error happened when batch testing');
+    await goToLine(page, line);
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 60000 });
+    await page.keyboard.press('Home');
+    const column = fs.readFileSync(path.join(WS, vllmLog), 'utf8').split('\n')[line - 1].indexOf('Error happened') + 5;
+    for (let i = 0; i < column; i++) { await page.keyboard.press('ArrowRight'); }
+    await page.keyboard.press('Control+.');
+    const item = page.locator('.action-widget .monaco-list-row', { hasText: 'disable-custom-all-reduce' }).first();
+    await item.waitFor({ timeout: 20000 });
+    await page.locator('.action-widget .monaco-list-row', { hasText: 'export NCCL_P2P_DISABLE' }).first().waitFor(); // beside the exports
+    await page.screenshot({ path: path.join(SHOTS, 'quickfix-flag.png') });
+    await item.click();
+    // the script opens with the flag inserted on the command's last line, selected and unsaved
+    await page.locator('.tabs-container .tab.active.dirty', { hasText: 'serve.sh' }).first().waitFor({ timeout: 20000 });
+    await page.locator('.monaco-editor .view-line', { hasText: '--port 8000 --disable-custom-all-reduce 2>&1 | tee vllm.log' }).first().waitFor();
+    if (fs.readFileSync(script, 'utf8') !== before) { throw new Error('the flag was saved without the user'); }
+    await page.screenshot({ path: path.join(SHOTS, 'quickfix-flag-applied.png') });
+    // a normal edit: undo takes it back and the tab is clean again
+    await page.keyboard.press('Control+Z');
+    await page.locator('.tabs-container .tab.active:not(.dirty)', { hasText: 'serve.sh' }).first().waitFor({ timeout: 10000 });
+    if (await page.locator('.monaco-editor .view-line', { hasText: '--disable-custom-all-reduce' }).count()) { throw new Error('undo left the flag'); }
   });
 
   await step('a failing command in the terminal raises a notification', async () => {
@@ -234,6 +280,10 @@ function lineOf(file, needle) {
     if ((await view.locator('#matrix rect.v-ok').count()) !== 2) { throw new Error('expected 2 OK pairs in the matrix'); }
     await view.locator('#matrix svg text', { hasText: '382' }).first().waitFor();
     await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-light.png') });
+    await pickTheme(page, 'Dark High Contrast', 'hc-black');
+    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-hc-dark.png') });
+    await pickTheme(page, 'Dark Modern', 'vs-dark');
+    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-dark.png') });
     await page.screenshot({ path: path.join(SHOTS, 'probe-view.png') });
   });
 

@@ -118,6 +118,31 @@ suite('mltriage extension', () => {
     await vscode.commands.executeCommand('workbench.action.files.revert');
   });
 
+  test('a flag fix edits the vllm serve line of the launch script, beside the exports, unsaved and selected', async () => {
+    const { doc, diagnostics } = await openLog('logs/vllm_p2p_batch_test.log');
+    const root = diagnostics.find((d) => d.code && (d.code.value ?? d.code) === 'vllm-p2p-access-test-crashed');
+    assert.ok(root, diagnostics.map((d) => d.code).join(', '));
+    const actions = await vscode.commands.executeCommand('vscode.executeCodeActionProvider', doc.uri, root.range, vscode.CodeActionKind.QuickFix.value, 20);
+    const titles = actions.map((a) => a.title);
+    const flagAt = titles.findIndex((t) => t === 'mltriage: add `--disable-custom-all-reduce` to `vllm serve` in scripts/serve.sh');
+    assert.ok(flagAt > 0 && titles.slice(0, flagAt).some((t) => t.includes('export NCCL_P2P_DISABLE')), titles.join('\n'));
+    const action = actions[flagAt];
+    assert.ok(!action.edit && action.command.command === 'mltriage.applyFlag');
+    const onDisk = require('fs').readFileSync(wsUri('scripts/serve.sh').fsPath, 'utf8');
+    await vscode.commands.executeCommand(action.command.command, ...action.command.arguments);
+    const editor = vscode.window.activeTextEditor;
+    assert.ok(editor && editor.document.uri.fsPath.endsWith('serve.sh'), 'the script is shown');
+    assert.ok(editor.document.isDirty, 'left unsaved for the user to review');
+    assert.strictEqual(require('fs').readFileSync(wsUri('scripts/serve.sh').fsPath, 'utf8'), onDisk, 'nothing written to disk');
+    const line = editor.document.lineAt(editor.selection.start.line).text;
+    assert.strictEqual(line, '  --port 8000 --disable-custom-all-reduce 2>&1 | tee vllm.log');
+    assert.strictEqual(editor.document.getText(editor.selection), ' --disable-custom-all-reduce', 'the flag is selected');
+    assert.ok(editor.visibleRanges.some((r) => r.contains(editor.selection)));
+    await vscode.commands.executeCommand('undo');
+    assert.strictEqual(editor.document.getText(), onDisk);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
+
   test('hover: what happened, the exports in a code block, how to verify, the entry one click away', async () => {
     const { doc, diagnostics } = await openLog(FIX_LOG);
     const root = diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error);
