@@ -153,3 +153,13 @@ def test_an_error_line_after_a_flood_of_warnings_is_still_named():
     flood = "".join(f"/x/train.py:{n}: UserWarning: step {n} is slow\n" for n in range(5000))
     d = diagnose_text(flood + "ERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n")
     assert [f.title for f in d.findings if f.is_error] == ["vLLM error: EngineCore failed to start."]
+
+
+def test_a_builtin_message_raised_by_the_users_own_code_is_no_librarys_raise():
+    # recorded: the zoo script's own `IndexError: list index out of range` (CPython's message; transformers
+    # also raises those words); the traceback's innermost frame is the user's file, and torchrun's summary
+    # quotes the same exception without frames
+    d = diagnose_path(ROOT / "zoo" / "cpu" / "python_exception" / "console.log")
+    assert any(f.facts.get("exception_message") == "list index out of range" for f in d.findings)
+    assert [f.catalogue for f in d.findings if f.facts.get("exception_type") == "IndexError"] and \
+        all(f.catalogue is None for f in d.findings if f.facts.get("exception_type") == "IndexError")

@@ -31,6 +31,7 @@ from mltriage.engine.prefixes import parse_prefixes
 from mltriage.masking import mask_secrets
 from mltriage.model import CatalogueRef, Finding, Fix
 
+MIN_FRAMELESS_LITERAL = 32  # literal characters a fixed exception message needs to be named without its frames
 NEARBY_LINES = 2  # a finding this close on the same stream already explains the line
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
 ERROR_KINDS = ("critical", "error")
@@ -45,7 +46,12 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
         return [], {}
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
+    framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings
+              if f.facts.get("raised_in") or f.facts.get("user_frame")}
     for finding in findings[:MAX_LOOKUPS]:
+        if not (finding.facts.get("raised_in") or finding.facts.get("user_frame")) and \
+                (finding.facts.get("exception_type"), finding.facts.get("exception_message")) in framed - {(None, None)}:
+            continue  # the same exception's traceback elsewhere in the log decides (its frames name the raiser)
         matches = _lookup_finding(finding, catalogue)
         if matches:
             per_line.append(matches)
@@ -106,9 +112,11 @@ def _stated_releases(lines: CatalogueLines, catalogue: Catalogue) -> dict[str, s
 
 def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMatch]:
     hints: list[Hint] = []
+    raising_file = None  # the traceback's innermost frame: the file whose raise this is
     raised_in = finding.facts.get("raised_in") or finding.facts.get("user_frame")
     if raised_in and ":" in raised_in:
         path, _, line = raised_in.rpartition(":")
+        raising_file = path
         if line.isascii() and line.isdigit() and len(line) < 9:
             hints.append(Hint(path, int(line)))
     message = finding.facts.get("exception_message")
@@ -122,7 +130,19 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMat
     matches = match_line(message, catalogue, hints)
     if kind:  # an exception is the site that raises its type; the same words logged elsewhere are not it
         matches = [m for m in matches if m.entry.kind == kind.rpartition(".")[2]]
+    if raising_file:  # a plain "list index out of range" raised by the user's own code is no library's raise
+        matches = [m for m in matches if any(_same_file(raising_file, s.path) for s in m.entry.sites)]
+    elif kind:  # an exception line without its frames: a short fixed message may be anyone's (CPython's own)
+        matches = [m for m in matches if "{" in m.entry.format or m.specificity >= MIN_FRAMELESS_LITERAL]
     return matches
+
+
+def _same_file(frame_path: str, site_path: str) -> bool:
+    """A traceback's file (an installed copy: ``.../site-packages/vllm/x.py``) is a site's repository
+    path (``vllm/x.py``; transformers' and accelerate's ``src/`` prefix is not installed)."""
+    site = site_path.removeprefix("src/")
+    frame = frame_path.replace("\\", "/")
+    return frame == site or frame.endswith("/" + site)
 
 
 def _explained(line: CatalogueLine, findings: list[Finding]) -> bool:
