@@ -32,6 +32,7 @@ from mltriage.masking import mask_secrets
 from mltriage.model import CatalogueRef, Finding, Fix
 
 MIN_FRAMELESS_LITERAL = 32  # literal characters a fixed exception message needs to be named without its frames
+MIN_OWN_LITERAL = 20  # literal characters matched for a line to become a catalogue finding of its own
 NEARBY_LINES = 2  # a finding this close on the same stream already explains the line
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
 ERROR_KINDS = ("critical", "error")
@@ -62,7 +63,8 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
             continue
         message = line.context.message
         matches = match_line(message, catalogue, hints_in(line.text))
-        matches = [m for m in matches if m.entry.kind.lower() not in ("info", "debug")]
+        # a finding of its own needs a message that is someone's in particular, not a few common words
+        matches = [m for m in matches if m.entry.kind.lower() not in ("info", "debug") and m.specificity >= MIN_OWN_LITERAL]
         if not matches:
             continue
         per_line.append(matches)
