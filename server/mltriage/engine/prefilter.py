@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 try:  # optional accelerator (declared for x86-64 in pyproject)
@@ -83,9 +84,20 @@ class HyperscanPrefilter(Prefilter):
         def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
             found.append((end - lengths[pattern_id], pattern_id))
 
-        self._db.scan(block, match_event_handler=on_match)
+        self._db.scan(block, match_event_handler=on_match, scratch=self._scratch())
         found.sort()
         return found
+
+    def _scratch(self):
+        """Hyperscan's scratch space is per thread: the language server scans (masking, diagnosis) on
+        its event loop and its engine thread at once, and a shared scratch fails (ScratchInUseError)."""
+        local = self.__dict__.get("_local")
+        if local is None:
+            local = self.__dict__.setdefault("_local", threading.local())
+        scratch = getattr(local, "scratch", None)
+        if scratch is None:
+            scratch = local.scratch = _hs.Scratch(self._db)
+        return scratch
 
 
 def _literal_regex(lit: bytes) -> bytes:
