@@ -12,6 +12,7 @@ Curated findings always outrank catalogue findings (these are generic).
 from __future__ import annotations
 
 import re
+import time
 
 from mltriage.catalogue.formats import fill_text
 from mltriage.catalogue.match import (
@@ -37,6 +38,7 @@ NEARBY_LINES = 2  # a finding this close on the same stream already explains the
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
 ERROR_KINDS = ("critical", "error")
 WARNING_KINDS = ("warning", "warn")
+CATALOGUE_BUDGET_S = 0.5  # wall time for all lookups of one diagnosis: adversarial logs hold thousands of candidates
 MAX_LOOKUPS = 500  # catalogue lookups per diagnosis (each is a few regex searches)
 
 
@@ -45,11 +47,14 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
     catalogue = catalogue or default_catalogue()
     if not catalogue.available:
         return [], {}
+    deadline = time.monotonic() + CATALOGUE_BUDGET_S
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
     framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings
               if f.facts.get("raised_in") or f.facts.get("user_frame")}
     for finding in findings[:MAX_LOOKUPS]:
+        if time.monotonic() > deadline:
+            break
         if not (finding.facts.get("raised_in") or finding.facts.get("user_frame")) and \
                 (finding.facts.get("exception_type"), finding.facts.get("exception_message")) in framed - {(None, None)}:
             continue  # the same exception's traceback elsewhere in the log decides (its frames name the raiser)
@@ -59,6 +64,8 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
             refs.append((finding, matches))
     new: list[tuple[Finding, list[CatalogueMatch]]] = []
     for line in lines.errors[:MAX_LOOKUPS] + lines.others[:MAX_LOOKUPS]:
+        if time.monotonic() > deadline:
+            break  # (error lines first: they are what the budget is spent on)
         if _explained(line, findings):
             continue
         message = line.context.message
