@@ -163,3 +163,12 @@ def test_a_builtin_message_raised_by_the_users_own_code_is_no_librarys_raise():
     assert any(f.facts.get("exception_message") == "list index out of range" for f in d.findings)
     assert [f.catalogue for f in d.findings if f.facts.get("exception_type") == "IndexError"] and \
         all(f.catalogue is None for f in d.findings if f.facts.get("exception_type") == "IndexError")
+
+
+def test_an_exhausted_lookup_budget_is_said(monkeypatch):
+    from mltriage.engine import catalogued
+
+    monkeypatch.setattr(catalogued, "CATALOGUE_BUDGET_S", -1.0)
+    d = diagnose_text("ERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n")
+    assert not [f for f in d.findings if f.signature == "catalogue"]
+    assert any("catalogue's time budget ran out" in w for w in d.warnings)

@@ -42,18 +42,22 @@ CATALOGUE_BUDGET_S = 0.5  # wall time for all lookups of one diagnosis: adversar
 MAX_LOOKUPS = 500  # catalogue lookups per diagnosis (each is a few regex searches)
 
 
-def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue: Catalogue | None = None) -> tuple[list[Finding], dict[str, str]]:
-    """New findings for catalogued lines nothing explained, and the releases the log comes from."""
+def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
+                      catalogue: Catalogue | None = None) -> tuple[list[Finding], dict[str, str], bool]:
+    """New findings for catalogued lines nothing explained, the releases the log comes from, and
+    whether the time budget stopped the lookups before every line was looked up."""
     catalogue = catalogue or default_catalogue()
     if not catalogue.available:
-        return [], {}
+        return [], {}, False
     deadline = time.monotonic() + CATALOGUE_BUDGET_S
+    stopped = False
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
     framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings
               if f.facts.get("raised_in") or f.facts.get("user_frame")}
     for finding in findings[:MAX_LOOKUPS]:
         if time.monotonic() > deadline:
+            stopped = True
             break
         if not (finding.facts.get("raised_in") or finding.facts.get("user_frame")) and \
                 (finding.facts.get("exception_type"), finding.facts.get("exception_message")) in framed - {(None, None)}:
@@ -65,6 +69,7 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
     new: list[tuple[Finding, list[CatalogueMatch]]] = []
     for line in lines.errors[:MAX_LOOKUPS] + lines.others[:MAX_LOOKUPS]:
         if time.monotonic() > deadline:
+            stopped = True
             break  # (error lines first: they are what the budget is spent on)
         if _explained(line, findings):
             continue
@@ -87,7 +92,7 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue:
             finding.notes.insert(0, describe_source(finding.catalogue))
     for finding, _ in new:
         _describe_new(finding)
-    return [f for f, _ in new], {p: describe_releases(catalogue, p, r) for p, r in sorted(narrowed.items())}
+    return [f for f, _ in new], {p: describe_releases(catalogue, p, r) for p, r in sorted(narrowed.items())}, stopped
 
 
 # "NCCL INFO NCCL version 2.28.9+cuda13.0", c10d's "..., NCCL version 2.12.10", vLLM's start-up banner,

@@ -138,7 +138,7 @@ def diagnose_streams(
             unread.append({"name": source.name, "reason": os_error_reason(source.name, exc) + " (part-way through)"})
         scanner.end()
     findings = build_findings(scanner)
-    catalogued, releases = consult_catalogue(findings, scanner.catalogue_lines)
+    catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
     findings += catalogued
     findings += reason_about_run(findings, scanner.run, library)
     findings = order_findings(findings, names)
@@ -149,6 +149,8 @@ def diagnose_streams(
     diagnosis.bytes_read = scanner.bytes_read
     if scanner.dropped_hits:
         diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
+    if catalogue_stopped:
+        diagnosis.warnings.append("the error catalogue's time budget ran out: some error/warning lines were not looked up")
     if scanner.timeouts:
         diagnosis.warnings.append(f"{scanner.timeouts} regex searches hit their time limit: those lines were matched "
                                   "on their trigger phrases only (no facts captured)")
