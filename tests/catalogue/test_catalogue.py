@@ -172,3 +172,13 @@ def test_an_exhausted_lookup_budget_is_said(monkeypatch):
     d = diagnose_text("ERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n")
     assert not [f for f in d.findings if f.signature == "catalogue"]
     assert any("catalogue's time budget ran out" in w for w in d.warnings)
+
+
+def test_a_tracebacks_innermost_frame_narrows_the_releases():
+    # the frame ".../dist-packages/vllm/distributed/device_communicators/all_reduce_utils.py", line 405 is an
+    # installed path: it is the site whose line span holds 405 (404-408 in vLLM 0.27.0-0.28.0)
+    d = diagnose_path(ROOT / "tests" / "lsp" / "data" / "logs" / "vllm_p2p_batch_test.log")
+    top = d.findings[0]
+    assert top.signature == "vllm-p2p-access-test-crashed"
+    assert top.catalogue.site == "vllm/distributed/device_communicators/all_reduce_utils.py:404"
+    assert d.releases["vllm"] == "vLLM 0.27.0–0.28.0"

@@ -148,12 +148,21 @@ def _anchored(matcher, message: str, starts: list[int], floating: bool):
 
 
 def _narrow_by_hint(entry: Entry, hint: Hint) -> set[int]:
-    tail = hint.file.lstrip("./")
     out: set[int] = set()
     for site in entry.sites:
-        if (site.path.endswith("/" + tail) or site.path == tail) and site.line <= hint.line <= max(site.end_line, site.line):
+        if same_file(hint.file, site.path) and site.line <= hint.line <= max(site.end_line, site.line):
             out.update(range(site.first, site.last + 1))
     return out
+
+
+def same_file(seen: str, site_path: str) -> bool:
+    """A path a log shows is a site's repository path: the tail a prefix prints (``misc/shmutils.cc``,
+    ``core.py``), or an installed copy (``.../site-packages/vllm/x.py``; the ``src/`` of transformers and
+    accelerate is not installed)."""
+    seen = seen.replace("\\", "/").lstrip("./")
+    site = site_path.removeprefix("src/")
+    return bool(seen) and (seen == site or site.endswith("/" + seen) or seen.endswith("/" + site)
+                           or site_path.endswith("/" + seen))
 
 
 def narrow_releases(matches: list[list[CatalogueMatch]]) -> dict[str, set[int]]:

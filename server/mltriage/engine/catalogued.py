@@ -23,6 +23,7 @@ from mltriage.catalogue.match import (
     hints_in,
     match_line,
     narrow_releases,
+    same_file,
 )
 from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, default_catalogue
@@ -145,18 +146,10 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMat
     if kind:  # an exception is the site that raises its type; the same words logged elsewhere are not it
         matches = [m for m in matches if m.entry.kind == kind.rpartition(".")[2]]
     if raising_file:  # a plain "list index out of range" raised by the user's own code is no library's raise
-        matches = [m for m in matches if any(_same_file(raising_file, s.path) for s in m.entry.sites)]
+        matches = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)]
     elif kind:  # an exception line without its frames: a short fixed message may be anyone's (CPython's own)
         matches = [m for m in matches if "{" in m.entry.format or m.specificity >= MIN_FRAMELESS_LITERAL]
     return matches
-
-
-def _same_file(frame_path: str, site_path: str) -> bool:
-    """A traceback's file (an installed copy: ``.../site-packages/vllm/x.py``) is a site's repository
-    path (``vllm/x.py``; transformers' and accelerate's ``src/`` prefix is not installed)."""
-    site = site_path.removeprefix("src/")
-    frame = frame_path.replace("\\", "/")
-    return frame == site or frame.endswith("/" + site)
 
 
 def _explained(line: CatalogueLine, findings: list[Finding]) -> bool:
