@@ -187,7 +187,7 @@ def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) ->
     """``vLLM 0.5.4–0.10.1``: runs of releases consecutive in version order (at most three runs).
     A run that reaches the oldest release catalogued says the log may be older still."""
     names = [r.name for r in catalogue.releases(project)]
-    order = sorted(range(len(names)), key=lambda i: _version_key(names[i]))
+    order = sorted(range(len(names)), key=lambda i: version_key(names[i]))
     runs: list[list[int]] = []
     previous_in = False
     for i in order:
@@ -206,5 +206,6 @@ def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) ->
     return f"{nice} {', '.join(parts)}{more}{older}"
 
 
-def _version_key(name: str) -> tuple[int, ...]:
+def version_key(name: str) -> tuple[int, ...]:
+    """A release name's numbers, for ordering by version (``2.18.6-1`` after ``2.18.5-1``)."""
     return tuple(int(n) for n in re.findall(r"\d+", name)[:6])

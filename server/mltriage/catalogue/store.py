@@ -68,17 +68,18 @@ class Entry:
             out.append(max(runs, key=len) if runs else "")
         return out
 
-    @property
-    def level(self) -> str:
-        """What kind of line this is for the reader: an exception, or a log level."""
-        return self.kind if self.kind in ("critical", "error", "warning", "warn", "info") else "exception"
-
     def floating(self, line: int) -> bool:
         """Whether this output line begins with a value, so the text before the literal is unknown."""
-        first = self.format.split("\n")[line] if line < self.format.count("\n") + 1 else ""
-        parts = text_parts(first)
-        literal = sum(len(p) for p in parts if isinstance(p, str))
-        return bool(parts) and not isinstance(parts[0], str) and literal >= MIN_FLOATING_LITERAL
+        return line < len(self._floating) and self._floating[line]
+
+    @cached_property
+    def _floating(self) -> list[bool]:
+        out = []
+        for text in self.format.split("\n"):
+            parts = text_parts(text)
+            literal = sum(len(p) for p in parts if isinstance(p, str))
+            out.append(bool(parts) and not isinstance(parts[0], str) and literal >= MIN_FLOATING_LITERAL)
+        return out
 
     def release_indices(self) -> set[int]:
         return {i for s in self.sites for i in range(s.first, s.last + 1)}
@@ -151,7 +152,7 @@ class Catalogue:
         out: dict[str, Entry] = {}  # a message whose lines share a line's words is one candidate
         n = self._index["shards"]
         for word in sorted(words & self.keys):
-            for entry in self._entries(self._shard(zlib.crc32(word.encode()) % n), word):
+            for entry in self._entries(self._shard(shard_of(word, n)), word):
                 out.setdefault(entry.id, entry)
         return list(out.values())
 
@@ -175,6 +176,11 @@ class Catalogue:
         rel = project["releases"][site.last if release is None else release]
         end = f"-L{site.end_line}" if site.end_line != site.line else ""
         return GITHUB.format(repo=project["repo"], ref=rel.commit or rel.ref, path=site.path, line=site.line, end=end)
+
+
+def shard_of(key: str, shards: int) -> int:
+    """The shard a key word's entries are filed in (the generator writes, the reader reads, by this)."""
+    return zlib.crc32(key.encode()) % shards
 
 
 def _entry(doc: dict) -> Entry:

@@ -28,14 +28,13 @@ from mltriage.catalogue.match import (
 from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, default_catalogue
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE, CatalogueLine, CatalogueLines
-from mltriage.engine.findings import message_level
+from mltriage.engine.findings import NEARBY_LINES, message_level
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.masking import mask_secrets
 from mltriage.model import CatalogueRef, Finding, Fix
 
 MIN_FRAMELESS_LITERAL = 32  # literal characters a fixed exception message needs to be named without its frames
 MIN_OWN_LITERAL = 20  # literal characters matched for a line to become a catalogue finding of its own
-NEARBY_LINES = 2  # a finding this close on the same stream already explains the line
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
 ERROR_KINDS = ("critical", "error")
 WARNING_KINDS = ("warning", "warn")

@@ -12,22 +12,18 @@ import gzip
 import hashlib
 import json
 import time
-import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mltriage.catalogue.formats import MIN_LITERAL_CHARS, Format, key_words, line_regex
 from mltriage.catalogue.generate.sites import SourceSite
 from mltriage.catalogue.generate.sources import Release
+from mltriage.catalogue.store import shard_of
 
 SHARDS = 256
 SCHEMA = "mltriage.catalogue/v1"
-
-
-def shard_of(key: str) -> int:
-    return zlib.crc32(key.encode()) % SHARDS
 
 
 def entry_id(project: str, kind: str, text: str) -> str:
@@ -159,7 +155,7 @@ def write(projects: list[ProjectInput], out: Path, log: Callable[[str], None] = 
         # "key<TAB>entry" under each key: a reader groups a shard by key without parsing entries it does not need
         text = json.dumps(doc, separators=(",", ":"))
         for key in entry_keys:
-            shards[shard_of(key)].append(key + "\t" + text)
+            shards[shard_of(key, SHARDS)].append(key + "\t" + text)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("shard-*.jsonl.gz"):
         old.unlink()
@@ -175,6 +171,3 @@ def write(projects: list[ProjectInput], out: Path, log: Callable[[str], None] = 
                                                   indent=1) + "\n")
     return coverage
 
-
-def replace_path(site: SourceSite, path: str) -> SourceSite:
-    return replace(site, path=path)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mltriage.catalogue.generate.c_sites import extract_c
+from mltriage.catalogue.match import version_key
 from mltriage.catalogue.generate.sites import SourceSite
 from mltriage.catalogue.generate.sources import _cat_blobs
 
@@ -32,7 +33,7 @@ def nccl_releases(git_dir: str) -> list[tuple[str, str, str]]:
         tag, obj, peeled, date, peeled_date = row.split("\t")
         if RELEASE_TAG.fullmatch(tag):
             releases.append((tag, peeled or obj, peeled_date or date))  # annotated tags: the commit's own
-    return sorted(releases, key=lambda r: (r[2], _version_key(r[0])))
+    return sorted(releases, key=lambda r: (r[2], version_key(r[0])))
 
 
 def nccl_files(git_dir: str, commit: str) -> Iterator[tuple[str, str]]:
@@ -85,7 +86,3 @@ def _source_blobs(git_dir: str, commit: str, skip: set[tuple[str, str]],
 
 def _git(git_dir: str, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=True).stdout
-
-
-def _version_key(tag: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", tag))

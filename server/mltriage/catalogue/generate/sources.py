@@ -7,7 +7,6 @@ generator never needs the network except to fetch a missing release's wheel (``f
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import shutil
@@ -169,17 +168,3 @@ def _cached_commit(root: Path) -> str | None:
             if m:
                 return m.group(1)  # GitHub resolves a short commit id in a link
     return None
-
-
-def pypi_versions(package: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package], capture_output=True, text=True)
-    m = re.search(r"Available versions: (.*)", out.stdout)
-    return list(reversed(m.group(1).split(", "))) if m else []
-
-
-def read_text_zip(data: bytes, name: str) -> str | None:
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        try:
-            return zf.read(name).decode("utf-8", "replace")
-        except KeyError:
-            return None
