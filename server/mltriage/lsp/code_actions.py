@@ -205,6 +205,17 @@ def _relative(path: Path, roots: list[Path]) -> str:
     return str(path)
 
 
+def _readable_scripts(ls: MltriageServer, candidates):
+    """(candidate, URI, text) of the launch scripts that can be read (the editor's copy when open)."""
+    for candidate in candidates:
+        uri = from_fs_path(str(candidate.path))
+        try:
+            text, _ = script_text_and_version(ls, uri)
+        except OSError:
+            continue
+        yield candidate, uri, text
+
+
 def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str, Any], resolve_later: bool) -> list[types.CodeAction]:
     signature, title = data["signature"], str(data.get("title") or data["signature"])
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
@@ -214,12 +225,7 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
     roots = workspace_roots(ls)
     preferred = True
     if env:
-        for candidate in ls.script_scanner.candidates(ls)[:MAX_SCRIPT_ACTIONS]:
-            uri = from_fs_path(str(candidate.path))
-            try:
-                text, _ = script_text_and_version(ls, uri)
-            except OSError:
-                continue
+        for candidate, uri, text in _readable_scripts(ls, ls.script_scanner.candidates(ls)[:MAX_SCRIPT_ACTIONS]):
             missing = missing_exports(text, env)
             if not missing:
                 continue
@@ -243,12 +249,7 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
     # beside the exports: each flag on the command line of the scripts that run its program
     for flag in flags:
         offered = 0
-        for candidate in ls.script_scanner.candidates(ls):
-            uri = from_fs_path(str(candidate.path))
-            try:
-                text, _ = script_text_and_version(ls, uri)
-            except OSError:
-                continue
+        for candidate, uri, text in _readable_scripts(ls, ls.script_scanner.candidates(ls)):
             if not flag_edits(text, flag):
                 continue  # runs no such program, or has the flag already
             fix = {"script": uri, "flag": flag.to_json()}

@@ -155,15 +155,21 @@ async def explain(ls: MltriageServer, args: tuple[Any, ...]) -> str:
     return await loop.run_in_executor(None, engine_calls.explain, signature, {str(k): str(v) for k, v in (facts or {}).items()})
 
 
-async def insert_exports(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Apply (through the client, so it can be undone) the exports edit to a chosen script."""
-    options = _first_dict(args, INSERT_EXPORTS, '{"script": uri, "env": {NAME: value}, "signature"?: str, "title"?: str}')
+def _exports_request(args: tuple[Any, ...], command: str) -> tuple[str, dict[str, str], str, str]:
+    """(script URI, env, signature, title) of a command that puts a fix's exports into a script."""
+    options = _first_dict(args, command, '{"script": uri, "env": {NAME: value}, "signature"?: str, "title"?: str}')
     script, env = options.get("script"), options.get("env")
     if not isinstance(script, str) or not isinstance(env, dict) or not env:
-        raise _invalid(f"{INSERT_EXPORTS}: 'script' must be a URI and 'env' a non-empty object")
+        raise _invalid(f"{command}: 'script' must be a URI and 'env' a non-empty object")
     signature = str(options.get("signature") or "fix")
+    return script, {str(k): str(v) for k, v in env.items()}, signature, str(options.get("title") or signature)
+
+
+async def insert_exports(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Apply (through the client, so it can be undone) the exports edit to a chosen script."""
+    script, env, signature, title = _exports_request(args, INSERT_EXPORTS)
     try:
-        edit = exports_edit(ls, script, {str(k): str(v) for k, v in env.items()}, signature, str(options.get("title") or signature))
+        edit = exports_edit(ls, script, env, signature, title)
     except OSError as exc:
         raise _invalid(f"{INSERT_EXPORTS}: cannot read {script}: {exc.strerror or exc}") from None
     if edit is None:
@@ -178,13 +184,9 @@ async def insert_exports(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str,
 def script_edit(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Where a fix's exports go in a script and their text, for the client to insert (unsaved, shown):
     ``{"uri", "version", "line", "character", "text"}``, or ``{"reason"}`` when there is nothing to add."""
-    options = _first_dict(args, SCRIPT_EDIT, '{"script": uri, "env": {NAME: value}, "signature"?: str, "title"?: str}')
-    script, env = options.get("script"), options.get("env")
-    if not isinstance(script, str) or not isinstance(env, dict) or not env:
-        raise _invalid(f"{SCRIPT_EDIT}: 'script' must be a URI and 'env' a non-empty object")
-    signature = str(options.get("signature") or "fix")
+    script, env, signature, title = _exports_request(args, SCRIPT_EDIT)
     try:
-        insertion = exports_insertion(ls, script, {str(k): str(v) for k, v in env.items()}, signature, str(options.get("title") or signature))
+        insertion = exports_insertion(ls, script, env, signature, title)
     except OSError as exc:
         raise _invalid(f"{SCRIPT_EDIT}: cannot read {script}: {exc.strerror or exc}") from None
     if insertion is None:
