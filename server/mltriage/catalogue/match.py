@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from mltriage.catalogue.formats import MIN_LITERAL_CHARS, TOKEN
 from mltriage.catalogue.store import Catalogue, Entry, Site
+from mltriage.numbers import parse_int
 
 MATCH_TIMEOUT_S = 0.02
 MAX_CANDIDATES = 200  # a line that names hundreds of indexed words is not a message: try the first ones
@@ -89,11 +90,9 @@ def hints_in(text: str) -> list[Hint]:
     out = []
     for pattern in _HINTS:
         m = pattern.search(text)
-        if m:
-            try:
-                out.append(Hint(m.group("file"), int(m.group("line")[:9])))
-            except ValueError:
-                continue
+        line = parse_int(m.group("line")) if m else None
+        if line is not None:
+            out.append(Hint(m.group("file"), line))
     return out
 
 

@@ -32,6 +32,7 @@ from mltriage.engine.findings import NEARBY_LINES, message_level
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.masking import mask_secrets
 from mltriage.model import CatalogueRef, Finding, Fix
+from mltriage.numbers import parse_int
 
 MIN_FRAMELESS_LITERAL = 32  # literal characters a fixed exception message needs to be named without its frames
 MIN_OWN_LITERAL = 20  # literal characters matched for a line to become a catalogue finding of its own
@@ -53,13 +54,12 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
     stopped = False
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
-    framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings
-              if f.facts.get("raised_in") or f.facts.get("user_frame")}
+    framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings if _raising_frame(f)}
     for finding in findings[:MAX_LOOKUPS]:
         if time.monotonic() > deadline:
             stopped = True
             break
-        if not (finding.facts.get("raised_in") or finding.facts.get("user_frame")) and \
+        if not _raising_frame(finding) and \
                 (finding.facts.get("exception_type"), finding.facts.get("exception_message")) in framed - {(None, None)}:
             continue  # the same exception's traceback elsewhere in the log decides (its frames name the raiser)
         matches = _lookup_finding(finding, catalogue)
@@ -124,15 +124,21 @@ def _stated_releases(lines: CatalogueLines, catalogue: Catalogue) -> dict[str, s
     return out
 
 
+def _raising_frame(finding: Finding) -> str | None:
+    """``path:line`` of the frame that raised a traceback's exception (its innermost frame)."""
+    return finding.facts.get("raised_in") or finding.facts.get("user_frame")
+
+
 def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMatch]:
     hints: list[Hint] = []
     raising_file = None  # the traceback's innermost frame: the file whose raise this is
-    raised_in = finding.facts.get("raised_in") or finding.facts.get("user_frame")
+    raised_in = _raising_frame(finding)
     if raised_in and ":" in raised_in:
         path, _, line = raised_in.rpartition(":")
         raising_file = path
-        if line.isascii() and line.isdigit() and len(line) < 9:
-            hints.append(Hint(path, int(line)))
+        number = parse_int(line)
+        if number is not None:
+            hints.append(Hint(path, number))
     message = finding.facts.get("exception_message")
     if message is None and finding.evidence:
         text = finding.evidence[-1] if finding.block is not None else finding.evidence[0]
