@@ -173,3 +173,29 @@ def test_no_regex_in_the_engine_runs_on_log_text_without_a_bound():
     source = "\n".join(line.split("#")[0] for line in prefixes._PREFIX.pattern.splitlines())
     # a * or + after a group, a class or an escape is an unbounded repetition
     assert regex.findall(r"(?:\)|\]|\\[dwsS])[*+]", source) == []
+
+
+def test_a_flood_of_lines_that_fire_nothing_leaves_the_prefilter_but_not_the_failure(tmp_path):
+    """10 MB of one harmless line holding a trigger phrase (`Error: x`: the exception layer's phrase,
+    no exception type) cost 7 s of per-line work for no finding. After FLOOD_LANDINGS such lines
+    in a row the phrase is no longer landed on, and the diagnosis says so; a later failure with
+    phrases of its own is still found, and so is a rank's traceback."""
+    from mltriage.engine.scanner import FLOOD_LANDINGS
+
+    noise = "Error: x\n" * (FLOOD_LANDINGS * 5)
+    culprit = ZOO_RANK2.read_text()
+    d = diagnose_text(noise + culprit)
+    flood = [w for w in d.warnings if "'rror: '" in w]
+    assert flood and f":{FLOOD_LANDINGS})" in flood[0], d.warnings  # dropped where the run reached the bound
+    top = [f for f in d.findings if f.is_error]
+    assert top and top[0].signature == "python-unhandled-exception" and top[0].facts["exception_type"] == "IndexError"
+
+
+def test_lines_that_fire_keep_their_phrase_landed():
+    """A phrase whose lines keep producing hits is no flood, however often it appears."""
+    from mltriage.engine.scanner import FLOOD_LANDINGS
+
+    line = "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    d = diagnose_text(line * (FLOOD_LANDINGS + 10))
+    assert not any("fired nothing" in w for w in d.warnings), d.warnings
+    assert d.findings and d.findings[0].signature.startswith("cuda")

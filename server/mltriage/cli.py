@@ -44,7 +44,7 @@ def _build_parser(with_probe: bool = True, argv: list[str] | None = None) -> arg
     diag = sub.add_parser("diagnose", help="diagnose a log file, a directory of rank logs, or stdin")
     diag.add_argument("path", nargs="?", default="-", help="log file, directory of per-rank logs, or - for stdin")
     fmt = diag.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the mltriage.diagnosis/v1 JSON document")
+    fmt.add_argument("--json", action="store_true", help="print the mltriage.diagnosis/v1 JSON document (indented; on one line past 1,000 findings)")
     fmt.add_argument("--sarif", action="store_true", help="print SARIF 2.1.0 for CI systems")
     diag.add_argument("--probe", action="store_true", help="attach the local GPU P2P probe to P2P-related findings")
     diag.add_argument("--color", choices=("auto", "always", "never"), default="auto")
@@ -115,6 +115,17 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
+# Indenting makes json use its pure-Python encoder: 5 s for the 56 MB of a 20,000-finding diagnosis,
+# against 0.3 s for the C one. Past this many findings nobody reads it by eye.
+INDENTED_JSON_MAX_FINDINGS = 1_000
+
+
+def _write_json(document: dict, findings: int) -> None:
+    indent = 2 if findings <= INDENTED_JSON_MAX_FINDINGS else None
+    json.dump(document, sys.stdout, indent=indent)
+    sys.stdout.write("\n")
+
+
 def _diagnose(args: argparse.Namespace) -> int:
     from mltriage.engine import diagnose_path, diagnose_stream
     from mltriage.engine.reader import InputError
@@ -137,13 +148,11 @@ def _diagnose(args: argparse.Namespace) -> int:
 
         attach_probe(diagnosis)
     if args.json:
-        json.dump(diagnosis.to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _write_json(diagnosis.to_json(), len(diagnosis.findings))
     elif args.sarif:
         from mltriage.render import render_sarif
 
-        json.dump(render_sarif(diagnosis), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _write_json(render_sarif(diagnosis), len(diagnosis.findings))
     else:
         from mltriage.render import render_text
 

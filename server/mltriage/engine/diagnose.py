@@ -29,7 +29,7 @@ from mltriage.engine.reader import (
     source_for_path,
 )
 from mltriage.engine.run_reasoning import name_the_command, reason_about_run
-from mltriage.engine.scanner import Scanner
+from mltriage.engine.scanner import FLOOD_LANDINGS, Scanner
 from mltriage.engine.triage import triage
 
 
@@ -149,6 +149,9 @@ def diagnose_streams(
     diagnosis.bytes_read = scanner.bytes_read
     if scanner.dropped_hits:
         diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
+    for phrase, (where, line) in scanner.flooded.items():
+        diagnosis.warnings.append(f"{FLOOD_LANDINGS:,} lines in a row held {phrase!r} and fired nothing (the last at "
+                                  f"{where}:{line}): later lines holding only that phrase were not examined")
     if catalogue_stopped:
         diagnosis.warnings.append("the error catalogue's time budget ran out: some error/warning lines were not looked up")
     if scanner.timeouts:

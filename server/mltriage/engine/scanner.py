@@ -61,6 +61,10 @@ MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on patholog
 MAX_FIRST_ERROR_STREAMS = 20_000  # ...except each stream's first error, up to this many streams
 HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
+# A phrase that landed on this many lines in a row that fired nothing is a flood (a loop printing
+# one harmless line): it leaves the pre-filter for the rest of the diagnosis, and the diagnosis says
+# so. Without this, 10 MB of `Error: x` cost 7 s of per-line Python for no finding.
+FLOOD_LANDINGS = 20_000
 
 # Which ranks a log holds at all, sampled from launcher tags at the head of each block: a rank that
 # printed only healthy lines is still a rank (and, in a hang, often the culprit).
@@ -119,6 +123,9 @@ class Scanner:
         self._windowed = False  # the line being handled is matched in a window around its trigger
         # run-description phrases seen often enough to say nothing new: dropped from the pre-filter
         self._saturated: set[str] = set()
+        self._barren_run: dict[str, int] = {}  # phrase -> lines in a row it landed on that fired nothing
+        self.flooded: dict[str, tuple[str, int]] = {}  # phrase -> (source, line) where it left the pre-filter
+        self.record_calls = 0  # every hit, kept or only counted: what tells a productive landing
         self._use_prefilter(prefilter_for(library))
         self.hits: list[Hit] = []
         self.dropped_hits = 0
@@ -149,6 +156,7 @@ class Scanner:
         index = self.library.trigger_index
         self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in index}
         self._dropped = set(self._saturated)
+        self._flooded_ids: set[int] = set()  # phrases flooded since this pre-filter was compiled
 
     def _drop_saturated_markers(self) -> None:
         """Compiling a pre-filter costs milliseconds; reporting a channel line per peer and channel
@@ -238,8 +246,15 @@ class Scanner:
             base += block.count(b"\n", counted, start)
             counted = start
             present_ids = self._ids_between(literal_ids, starts, i, end)
+            if self._flooded_ids:  # a flood found in this block: its phrase leaves the pre-filter at the next
+                present_ids -= self._flooded_ids
+                if not present_ids:
+                    pos = end + 1
+                    continue
             self._present = frozenset(self._literal_text[n] for n in present_ids)
+            records_before = self.record_calls
             self._fast_line(block, start, end, base + 1, anchor)
+            self._note_landing(present_ids, records_before, base + 1)
             for n in present_ids & self._marker_only:
                 if self.run.saturated(self._literal_text[n]):
                     self._saturated.add(self._literal_text[n])
@@ -247,6 +262,20 @@ class Scanner:
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
         self._keep_tail(block)
+
+    def _note_landing(self, present_ids: set[int], records_before: int, line_no: int) -> None:
+        """Count the landings of each phrase that fired nothing; a flood's phrase is dropped."""
+        productive = self.record_calls != records_before or self.open_blocks or self.summary is not None
+        for n in present_ids - self._marker_only:  # run-description markers have their own saturation
+            phrase = self._literal_text[n]
+            if productive:
+                self._barren_run.pop(phrase, None)
+                continue
+            run = self._barren_run[phrase] = self._barren_run.get(phrase, 0) + 1
+            if run >= FLOOD_LANDINGS:
+                self._saturated.add(phrase)
+                self._flooded_ids.add(n)
+                self.flooded[phrase] = (self.source.name, line_no)
 
     def _keep_tail(self, block: bytes) -> None:
         """The input's last bytes, for its last lines. NUL padding (what a crashed writer leaves)
@@ -482,6 +511,7 @@ class Scanner:
     def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
                 partial: str | None = None, block: TracebackBlock | None = None) -> None:
         """Keep a hit (``m``: the pattern's match; ``partial``: the trigger phrase that alone fired)."""
+        self.record_calls += 1
         facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None} if m is not None else {}
         key = hit_key(rule.id, self.source.name, stream[1], facts)
         seen = self.hits_per_key.get(key, 0)
