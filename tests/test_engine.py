@@ -204,3 +204,27 @@ def test_time_of_day_stamps_are_not_compared_with_full_dates():
     assert (g.clock, i.clock, v.clock) == ("time", "wall", "time")
     assert comparable_times(g, v) and comparable_times(i, i)
     assert not comparable_times(g, i) and not comparable_times(u, i)
+
+
+def test_a_tracebacks_frames_name_the_users_last_frame_and_the_library_it_raised_in():
+    """Frames are parsed only when a finding reads them; the answer is the same as parsing each:
+    the user's last frame (a path merely containing "/lib/python" is still the user's), the
+    innermost frame, and the package of the innermost frame. (Frame lines as CPython 3.11 prints them.)"""
+    from mltriage.engine.tracebacks import TracebackBlock
+
+    block = TracebackBlock(stream=("x", None), start=1, end=1, header_text="Traceback (most recent call last):")
+    for line in (
+        '  File "/home/me/lib/python_tools/train.py", line 12, in <module>',
+        "    main()",
+        '  File "/usr/lib/python3.11/runpy.py", line 198, in _run_module_as_main',
+        '  File "/home/me/lib/python_tools/train.py", line 8, in main',
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+        '    print(\'File "x", line 3\')',  # a source line that quotes a frame is no frame
+    ):
+        block.note_frame(line)
+    assert block.frames == 4
+    assert block.user_frame == ("/home/me/lib/python_tools/train.py", "8", "main")
+    assert block.innermost == ("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", "1501", "_call_impl")
+    assert block.library == "torch"
+    block.note_frame('  File "/home/me/model.py", line 3, in forward')
+    assert block.library is None and block.user_frame == block.innermost == ("/home/me/model.py", "3", "forward")

@@ -385,7 +385,7 @@ class Scanner:
             return
         if open_block is not None:
             if not message.strip() or message[0] in " \t":
-                self.tracebacks.extend(open_block, line_no, text, message)
+                self.tracebacks.extend(open_block, line_no, clip(text, 2048), message)
                 if has_trigger:  # a frame never fires a signature, but may satisfy another's `requires`
                     self._match(text, ctx, stream, line_no, requires_only=True)
             elif message.lstrip().startswith(CHAIN_MARKERS):

@@ -63,24 +63,51 @@ class TracebackBlock:
     chain_pending: bool = False
     ignored: bool = False  # "Exception ignored in ...": Python printed it and went on
     headerless: bool = False  # began with a frame line: the paste lost its "Traceback" header
-    innermost: tuple[str, str, str] | None = None  # (path, line, function) of the last frame
-    user_frame: tuple[str, str, str] | None = None  # the last frame outside libraries and the interpreter
-    library: str | None = None  # the package of the innermost frame, when it lies in one
     frames: int = 0
+    # The last frame line and the last one in the user's code, as printed: parsed only when a
+    # finding reads them (a 5,000-line stack costs two parses, not 1,700).
+    _innermost_line: str | None = None
+    _user_line: str | None = None
 
     def note_frame(self, line: str) -> None:
-        m = timed_regex.search(FRAME_LINE, line[:MAX_FRAME_LINE])
-        if m is None:
+        if 'File "' not in line or '", line ' not in line or ", in " not in line:  # FRAME_LINE's literals
             return
+        line = line[:MAX_FRAME_LINE]
         self.frames += 1
-        frame = (m.group("path"), m.group("line"), m.group("function"))
-        self.innermost = frame
+        self._innermost_line = line
+        # a line without these substrings cannot have a library or interpreter path: no parse needed
+        if ("-packages/" not in line and "/lib/python" not in line and 'File "<' not in line) or _user_path(line):
+            self._user_line = line
+
+    @property
+    def innermost(self) -> tuple[str, str, str] | None:
+        """(path, line, function) of the last frame."""
+        return _frame(self._innermost_line)
+
+    @property
+    def user_frame(self) -> tuple[str, str, str] | None:
+        """The last frame outside libraries and the interpreter."""
+        return _frame(self._user_line)
+
+    @property
+    def library(self) -> str | None:
+        """The package of the innermost frame, when it lies in one (and is not the user's code)."""
+        frame = self.innermost
+        if frame is None or self._user_line is self._innermost_line:
+            return None
         package = timed_regex.search(_PACKAGE_PATH, frame[0])
-        if package is None and timed_regex.search(_INTERPRETER_PATH, frame[0]) is None:
-            self.user_frame = frame
-            self.library = None
-        else:
-            self.library = package.group("package") if package else None
+        return package.group("package") if package else None
+
+
+def _frame(line: str | None) -> tuple[str, str, str] | None:
+    m = timed_regex.search(FRAME_LINE, line) if line is not None else None
+    return (m.group("path"), m.group("line"), m.group("function")) if m else None
+
+
+def _user_path(line: str) -> bool:
+    frame = _frame(line)
+    return frame is not None and timed_regex.search(_PACKAGE_PATH, frame[0]) is None and \
+        timed_regex.search(_INTERPRETER_PATH, frame[0]) is None
 
 
 class TracebackTracker:
@@ -132,11 +159,10 @@ class TracebackTracker:
 
     @staticmethod
     def extend(block: TracebackBlock, line_no: int, text: str, message: str) -> None:
-        """A frame or source line of an open traceback."""
+        """A frame or source line of an open traceback (``text`` already clipped to 2,048)."""
         block.end = line_no
-        block.tail.append(clip(text, 2048))
-        if 'File "' in message:
-            block.note_frame(message)
+        block.tail.append(text)  # (clipped by the caller)
+        block.note_frame(message)
         if "torch/distributed/" in message:
             m = timed_regex.search(_COLLECTIVE_FRAME, message[:MAX_FRAME_LINE])
             if m:
