@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import regex
 
-from mltriage.catalogue.generate.build import ProjectInput, python_sites_of, write
+from mltriage.catalogue.generate.build import ProjectInput, sites_of_files, write
 from mltriage.catalogue.generate.python_sites import extract_python
 from mltriage.catalogue.generate.sources import Release
 from mltriage.catalogue.store import Catalogue
@@ -28,7 +28,7 @@ def _files(release: Release):
 def built(tmp_path_factory) -> Catalogue:
     out = tmp_path_factory.mktemp("catalogue")
     releases = [Release("1.0", "r1", "a" * 40, "2024-01-01"), Release("2.0", "r2", "b" * 40, "2025-01-01")]
-    project = ProjectInput("vllm", "example/pyproj", "fixture", releases, python_sites_of(_files))
+    project = ProjectInput("vllm", "example/pyproj", "fixture", releases, sites_of_files(_files))
     write([project], out, log=lambda s: None)
     return Catalogue(out)
 
@@ -77,7 +77,7 @@ def test_entries_carry_sites_per_release_and_release_ranges(built):
 
 def test_ids_are_stable_across_regenerations(built, tmp_path):
     releases = [Release("2.0", "r2", None, None)]
-    write([ProjectInput("vllm", "example/pyproj", "fixture", releases, python_sites_of(_files))], tmp_path, log=lambda s: None)
+    write([ProjectInput("vllm", "example/pyproj", "fixture", releases, sites_of_files(_files))], tmp_path, log=lambda s: None)
     again = {e.format: e.id for e in Catalogue(tmp_path).all_entries()}
     first = {e.format: e.id for e in built.all_entries()}
     assert again and all(first[f] == i for f, i in again.items())
@@ -131,5 +131,5 @@ def test_formats_without_enough_literal_text_are_left_out(tmp_path):
     def files(release):
         yield "m.py", src.read_text()
 
-    write([ProjectInput("vllm", "x/y", "t", releases, python_sites_of(files))], tmp_path / "out", log=lambda s: None)
+    write([ProjectInput("vllm", "x/y", "t", releases, sites_of_files(files))], tmp_path / "out", log=lambda s: None)
     assert [e.format for e in Catalogue(tmp_path / "out").all_entries()] == ["invalid device ordinal given to the allocator"]

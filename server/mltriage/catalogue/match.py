@@ -23,7 +23,7 @@ MATCH_TIMEOUT_S = 0.02
 MAX_CANDIDATES = 200  # a line that names hundreds of indexed words is not a message: try the first ones
 NICE_NAMES = {"nccl": "NCCL", "vllm": "vLLM", "deepspeed": "DeepSpeed", "megatron": "Megatron-LM",
               "accelerate": "accelerate", "transformers": "transformers", "pytorch": "PyTorch",
-              "tensorrt-llm": "TensorRT-LLM"}
+              "libtorch": "PyTorch C++", "tensorrt-llm": "TensorRT-LLM"}
 
 # file:line hints in the prefixes and bodies of log lines
 _HINTS = [

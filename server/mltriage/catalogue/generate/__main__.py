@@ -1,8 +1,9 @@
 """Regenerate the error catalogue: ``python -m mltriage.catalogue.generate [--fetch] [PROJECT ...]``.
 
-Reads every covered release of each project (git mirrors under $MLTRIAGE_MIRRORS, wheels cached
-under $MLTRIAGE_CATALOGUE_SOURCES; ``--fetch`` downloads missing wheels first) and rewrites
-``server/mltriage/catalogue/data``. See ../README.md for what each project covers.
+Reads every covered release of each project (git mirrors under $MLTRIAGE_MIRRORS, wheels and Debian
+source tarballs cached under $MLTRIAGE_CATALOGUE_SOURCES; ``--fetch`` downloads missing ones first)
+and rewrites ``server/mltriage/catalogue/data`` with the projects named (all by default: the data
+holds only what one run wrote). See ../README.md for what each project covers.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-from mltriage.catalogue.generate.build import ProjectInput, python_sites_of, write
-from mltriage.catalogue.generate.projects import PYTHON_PROJECTS
+from mltriage.catalogue.generate.build import ProjectInput, sites_of_files, write
+from mltriage.catalogue.generate.projects import C_PROJECTS, PYTHON_PROJECTS
 from mltriage.catalogue.generate.sources import GitProject, Release
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-ALL = ["nccl", *PYTHON_PROJECTS]
+SOURCES = {**PYTHON_PROJECTS, **C_PROJECTS}
+ALL = ["nccl", *SOURCES]
 
 
 def _nccl_input() -> ProjectInput:
@@ -36,29 +38,28 @@ def _nccl_input() -> ProjectInput:
                         releases, sites_of)
 
 
-def _python_input(name: str, fetch: bool) -> ProjectInput:
-    project = PYTHON_PROJECTS[name]
+def _source_input(name: str, fetch: bool) -> ProjectInput:
+    project = SOURCES[name]
     if fetch and hasattr(project, "missing"):
         for version in project.missing():
-            ok = project.fetch(version)
-            print(f"fetch {name} {version}: {'ok' if ok else 'FAILED'}", flush=True)
-    source = (f"git tags of github.com/{project.repo}" if isinstance(project, GitProject)
-              else f"the Python files of the {project.package} wheels on PyPI")
-    return ProjectInput(name, project.repo, source, project.releases(), python_sites_of(project.files))
+            error = project.fetch(version)
+            print(f"fetch {name} {version}: {'ok' if error is None else 'FAILED: ' + error}", flush=True)
+    return ProjectInput(name, project.repo, project.source, project.releases(),
+                        sites_of_files(project.files, getattr(project, "c_project", None)))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mltriage.catalogue.generate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("projects", nargs="*", default=ALL, help=f"default: all ({', '.join(ALL)})")
-    ap.add_argument("--fetch", action="store_true", help="download the wheels of releases not yet cached")
+    ap.add_argument("--fetch", action="store_true", help="download the wheels and tarballs of releases not yet cached")
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args(argv)
     unknown = [p for p in args.projects if p not in ALL]
     if unknown:
         ap.error(f"unknown project(s): {', '.join(unknown)}")
     t0 = time.perf_counter()
-    inputs = [_nccl_input() if name == "nccl" else _python_input(name, args.fetch) for name in args.projects]
+    inputs = [_nccl_input() if name == "nccl" else _source_input(name, args.fetch) for name in args.projects]
     coverage = write(inputs, args.out, log=lambda s: print(s, flush=True))
     for name, cov in coverage.items():
         print(f"{name}: {len(cov['releases'])} releases, {cov['formats']} formats, {cov['entries']} entries")

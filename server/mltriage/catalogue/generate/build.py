@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mltriage.catalogue.formats import MIN_LITERAL_CHARS, Format, key_words, line_regex
 from mltriage.catalogue.generate.sites import SourceSite
-from mltriage.catalogue.generate.sources import Release
+from mltriage.catalogue.generate.sources import C_SUFFIXES, Release
 from mltriage.catalogue.store import shard_of
 
 SHARDS = 256
@@ -52,18 +52,29 @@ class ProjectInput:
     sites_of: Callable[[Release], Iterable[SourceSite]]
 
 
-def python_sites_of(files_of: Callable[[Release], Iterator[tuple[str, str]]]) -> Callable[[Release], Iterator[SourceSite]]:
-    """Sites of a release's Python files; a file unchanged since an earlier release is not parsed again."""
+def sites_of_files(files_of: Callable[[Release], Iterator[tuple[str, str]]],
+                   c_project: str | None = None) -> Callable[[Release], Iterator[SourceSite]]:
+    """Sites of a release's files: Python ones, and C/C++ ones read as ``c_project``'s (one of
+    ``c_sites.PROJECTS``) where one is named; a file unchanged since an earlier release is not parsed again."""
     from mltriage.catalogue.generate.python_sites import extract_python
 
     cache: dict[bytes, list[SourceSite]] = {}
+
+    def extract(path: str, text: str) -> list[SourceSite]:
+        if path.endswith(".py"):
+            return extract_python(path, text)
+        if c_project is not None and path.endswith(C_SUFFIXES):
+            from mltriage.catalogue.generate.c_sites import extract_c  # needs the 'catalogue' extra (tree-sitter)
+
+            return extract_c(path, text, c_project)
+        return []
 
     def sites_of(release: Release) -> Iterator[SourceSite]:
         for path, text in files_of(release):
             digest = hashlib.sha1(path.encode() + b"\0" + text.encode("utf-8", "replace")).digest()
             sites = cache.get(digest)
             if sites is None:
-                sites = cache[digest] = extract_python(path, text)
+                sites = cache[digest] = extract(path, text)
             yield from sites
 
     return sites_of

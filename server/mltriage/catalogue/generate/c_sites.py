@@ -11,9 +11,13 @@ What is read, per project:
   and its throws.
 
 A message argument may be string literals joined by the compiler (``"a" "b"``, ``"%" PRIu64``), a
-``fmt::format``/``c10::str`` call, a ``+`` concatenation, or a local variable initialised with one
-of these before the call (``auto msg = fmt::format(...); TORCH_CHECK(false, msg)``). Anything else
-becomes a placeholder named after the expression that fills it. Calls written inside a ``#define``
+``fmt::format``/``c10::str`` call, a ``+`` concatenation, or a local variable holding one of these
+(``auto msg = fmt::format(...); TORCH_CHECK(false, msg)``): the value assigned on every path to the
+message, then what ``+=``, ``.append(x)`` or ``<<`` added (an addition on some paths only, a
+``push_back`` or a stream passed to a call is a placeholder); a text variable set in several branches
+gives one message per value (and one without it, where it may stay empty). A local lambda that
+raises with its argument makes each call of it a site of the whole message. Anything else becomes
+a placeholder named after the expression that fills it. Calls written inside a ``#define``
 body (NCCL's ``CUDACHECK``, ``SYSCHECKVAL``) are found by parsing that body on its own; their
 function is the macro's name, and a stringified parameter (``#call``) or a parameter spliced into
 the literal (``"Call to " name``) becomes a placeholder.
@@ -348,6 +352,46 @@ class _Site:
             self.x.miss(node, self.unit, "message is not a literal, format call or local variable")
             return
         self.x.add(node, self.unit, self._function(node), kind, parts, cause)
+        self._helper_calls(node, kind, parts)
+
+    def _helper_calls(self, site: Node, kind: str, parts: list[Part]) -> None:
+        """A local lambda that raises with its argument (``auto invalidArgument = [](const
+        std::string& msg) { TORCH_CHECK(false, "Gloo::broadcast: " + msg); }``): each later call
+        of it in the same function (``invalidArgument("unsupported layout")``) is a site of the
+        whole message."""
+        lam = _enclosing(site, {"lambda_expression", "function_definition"})
+        if lam is None or lam.type != "lambda_expression" or lam.parent is None or lam.parent.type != "init_declarator":
+            return
+        name = _declared_identifier(lam.parent.child_by_field_name("declarator"))
+        declarator = lam.child_by_field_name("declarator")
+        params = declarator.child_by_field_name("parameters") if declarator is not None else None
+        if not name or params is None:
+            return
+        slots = {}
+        for n, param in enumerate(c for c in params.named_children if c.type == "parameter_declaration"):
+            identifier = _declared_identifier(param.child_by_field_name("declarator"))
+            if identifier:
+                slots[identifier.decode()] = n
+        if not any(isinstance(p, Placeholder) and p.name in slots for p in parts):
+            return
+        scope = _enclosing(lam, {"function_definition", "lambda_expression"})
+        body = scope.child_by_field_name("body") if scope is not None else None
+        calls, stack = [], [body] if body is not None else []
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            function = node.child_by_field_name("function") if node.type == "call_expression" else None
+            if function is not None and function.type == "identifier" and function.text == name \
+                    and node.start_byte > lam.end_byte:
+                calls.append(node)
+        for node in sorted(calls, key=lambda n: n.start_byte):
+            args = _arguments(node.child_by_field_name("arguments"))
+            whole: list[Part] = []
+            for part in parts:
+                slot = slots.get(part.name) if isinstance(part, Placeholder) else None
+                whole.extend(self._expression(args[slot], node, 1) if slot is not None and slot < len(args)
+                             and args[slot] else [part])
+            self.x.add(node, self.unit, self._function(node), kind, whole, None)
 
     # -- the three shapes a message site takes -----------------------------------------------------
     def call(self, name: str, spec: _Call) -> None:
@@ -370,7 +414,7 @@ class _Site:
             return  # TORCH_CHECK(cond) alone: its message is the condition's code, not a format
         assert kind is not None
         cause = self._cause(call)
-        for variant in self._variants(message, call):
+        for variant in self._variants(message):
             if spec.style == "concat":
                 parts = self._concat(variant, call)
             else:
@@ -400,7 +444,8 @@ class _Site:
                 pieces.append([right])
         if not pieces:
             return
-        self._add(top, level, self._concat(pieces, top), self._cause(top))
+        for variant in self._variants(pieces):
+            self._add(top, level, self._concat(variant, top), self._cause(top))
 
     def throw(self, statement: Node) -> None:
         """``throw std::runtime_error(msg)``, ``throw DistNetworkError(fmt::format(...))``."""
@@ -415,7 +460,7 @@ class _Site:
         if not args or not args[0]:
             return
         kind = _exception_kind(_text([function]))
-        for variant in self._variants(args[:1], expr):
+        for variant in self._variants(args[:1]):
             self._add(statement, kind, self._concat(variant, expr))
 
     # -- messages ------------------------------------------------------------------------------------
@@ -436,10 +481,10 @@ class _Site:
         if constant is not None:
             return (constant,)
         if len(arg) == 1 and arg[0].type == "identifier":
-            values, appended = self._local_binding(arg[0].text, anchor)
+            value = self._local_binding(arg[0].text, arg[0]).single()
             # text only (a number in a variable is a counter as often as a constant), and all of it
-            if len(values) == 1 and values[0].type in _TEXT_VALUES and not appended:
-                parts = self._expression(values, values[0], 1)
+            if value is not None and value.node is not None and not value.appends and value.node.type in _TEXT_VALUES:
+                parts = self._expression([value.node], value.node, 1)
                 if any(isinstance(p, str) for p in parts):
                     return tuple(parts)
         return None
@@ -488,63 +533,101 @@ class _Site:
             if any(isinstance(p, str) for p in parts):  # a string join, not arithmetic
                 return parts
         if kind == "identifier":
-            values = self._local_values(node.text, anchor)
-            if values:
-                return self._expression([values[-1]], values[-1], depth + 1)
+            return self._variable(node, depth)
+        if kind == "call_expression" and _is_str_call(node):  # oss.str(): what was streamed into oss
+            return self._variable(node.child_by_field_name("function").child_by_field_name("argument"), depth)
         return [Placeholder(_name(arg))]
 
-    def _variants(self, message: list[list[Node]], anchor: Node) -> list[list[list[Node]]]:
-        """A message that is one local variable assigned in several branches (``msg = fmt::format(A)``
-        or ``msg = fmt::format(B)``) is several messages, one site each."""
-        if len(message) == 1 and len(message[0]) == 1 and message[0][0].type == "identifier":
-            values = self._local_values(message[0][0].text, anchor)
-            if len(values) > 1:
-                return [[[value]] for value in values]
+    def _variable(self, node: Node, depth: int) -> list[Part]:
+        """A local variable's text where the message uses it: its one possible value, then what was
+        appended to it (an append made only on some paths is a placeholder); a placeholder where
+        branches leave it holding one of several values."""
+        value = self._local_binding(node.text, node).single()  # what it holds where it is read
+        if value is None:
+            return [Placeholder(_name([node]))]
+        out = self._expression([value.node], value.node, depth + 1) if value.node is not None else []
+        for piece in value.appends:
+            if piece is None:
+                if not (out and isinstance(out[-1], Placeholder) and out[-1].name == _name([node])):
+                    out.append(Placeholder(_name([node])))
+            else:
+                out.extend(self._expression([piece], piece, depth + 1))
+        return out
+
+    def _variants(self, message: list[list[Node]]) -> list[list[list[Node]]]:
+        """A message holding a local text variable assigned in several branches (``msg = fmt::format(A)``
+        or ``msg = fmt::format(B)``; ``LOG(ERROR) << prefix << msg``; a ``std::string extra;`` set on
+        one path only) is several messages, one site each: the first such variable's every value, and
+        its empty one where it is one piece of several (an empty message alone is no message)."""
+        for n, arg in enumerate(message):
+            if len(arg) != 1 or arg[0].type != "identifier":
+                continue
+            binding = self._local_binding(arg[0].text, arg[0])
+            values = [v for v in binding.values if v is not None]
+            if not (binding.known and binding.text and binding.single() is None and not binding.appends and values
+                    and all(v.type in _TEXT_VALUES for v in values)):
+                continue
+            pieces: list[list[Node]] = [[v] for v in values]
+            if len(message) > 1 and len(values) < len(binding.values):
+                pieces.append([])
+            return [[*message[:n], *([p] if p else []), *message[n + 1:]] for p in pieces[:MAX_VARIANTS]]
         return [message]
 
-    def _local_values(self, name: bytes, anchor: Node) -> list[Node]:
-        return self._local_binding(name, anchor)[0]
-
-    def _local_binding(self, name: bytes, anchor: Node) -> tuple[list[Node], bool]:
-        """What ``name`` may hold at ``anchor``: the last declaration's initialiser before it in the
-        same function, and the plain assignments made after that declaration (every branch's); and
-        whether ``+=`` appends to it in between (its start is then all the source shows). An array
+    def _local_binding(self, name: bytes, anchor: Node) -> _Binding:
+        """What ``name`` may hold at ``anchor``, from the statements before it in the same function:
+        the last declaration (its initialiser, or none: a default-constructed string is empty), the
+        plain assignments after it, and what ``+=``, ``.append(x)`` and ``<<`` add to it. An array
         (``char buf[256] = ""``) is a buffer filled elsewhere: never a value."""
         scope = _enclosing(anchor, {"function_definition", "lambda_expression"})
         body = scope.child_by_field_name("body") if scope is not None else None
         if body is None:
-            return [], False
-        constant = self.unit.file_constants().get(name)
-        declared: tuple[int, Node | None] | None = None
-        assigned: list[tuple[int, Node]] = []
-        appended: list[int] = []  # msg += ...: the value grows past what the source shows in one place
+            return _Binding([], [], known=False)
+        declared: Node | None = None
+        events: list[Node] = []  # assignments and appends
+        writes: list[tuple[int, bool]] = []  # changes the source does not spell out: (where, only as a call argument)
         stack = [body]
         while stack:
             node = stack.pop()
             if node.start_byte >= anchor.start_byte:
                 continue
-            if node.type == "init_declarator" and _declared_identifier(node.child_by_field_name("declarator")) == name:
-                value = node.child_by_field_name("value")
-                if value is not None and value.type in ("argument_list", "initializer_list"):  # msg(...), msg{...}
-                    inner = [c for c in value.named_children if c.type != "comment"]
-                    value = inner[0] if len(inner) == 1 else None
-                if declared is None or node.start_byte > declared[0]:
-                    declared = (node.start_byte, value)
-            elif node.type == "assignment_expression" and _operator(node) == "=":
-                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-                if left is not None and right is not None and left.text == name:
-                    assigned.append((node.start_byte, right))
-            elif node.type == "assignment_expression" and _operator(node) == "+=":
-                left = node.child_by_field_name("left")
-                if left is not None and left.text == name:
-                    appended.append(node.start_byte)
+            if _declares(node, name):
+                if declared is None or node.start_byte > declared.start_byte:
+                    declared = node
+            elif _changes(node, name):
+                events.append(node)
+            else:
+                write = _write(node, name)
+                if write is not None:
+                    writes.append((node.start_byte, write))
             stack.extend(node.children)
-        after = declared[0] if declared else -1
-        later = [value for start, value in sorted(assigned, key=lambda a: a[0]) if start > after]
-        initial = [declared[1]] if declared and declared[1] is not None else []
-        if declared is None and not later and constant is not None:
-            return [constant], False  # constexpr char const* msg = "..." at file scope
-        return initial + later, any(start > after for start in appended)
+        if declared is None:
+            constant = self.unit.file_constants().get(name)
+            if constant is not None:
+                return _Binding([constant], [], known=True, text=True)  # constexpr char const* msg = "..." at file scope
+            return _Binding([], [], known=False)  # a parameter or a member: the source does not show it
+        # a stream is filled by whatever it is passed to (``isSubtypeOf(t, &why)``, ``print(os)``)
+        stream = _stream_typed(declared)
+        if any(start > declared.start_byte and (stream or not as_argument) for start, as_argument in writes):
+            return _Binding([], [], known=False)
+        known, initial = _initial_value(declared)
+        text = _text_typed(declared)
+        if not text and (initial is None or any(not _is_assignment(e) for e in events)):
+            known = False  # a number declared without a value, or one that += adds to: not text
+        values: list[Node | None] = [initial]
+        appends: list[tuple[Node | None, bool]] = []
+        for event in sorted(events, key=lambda n: n.start_byte):
+            if event.start_byte < declared.end_byte:
+                continue  # inside the declaration itself
+            branched = _branched(event, anchor)
+            if _is_assignment(event):
+                value = event.child_by_field_name("right")
+                if branched:
+                    values.append(value)
+                else:
+                    values, appends, known = [value], [], True
+            else:
+                appends.extend((piece, branched) for piece in _appended(event))
+        return _Binding(values, appends, known, text)
 
     # -- context -------------------------------------------------------------------------------------
     def _function(self, node: Node) -> str | None:
@@ -605,6 +688,177 @@ class _Site:
             return False
         after = self.source[call.end_byte:block.end_byte].decode("utf-8", "replace")
         return bool(_EXITS.search(after) or _NCCL_RESULT.search(after))
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """The one text a variable holds where a message uses it: its value (None: empty) and what was
+    appended to it after that (None for an append made on some paths only, or of several arguments)."""
+
+    node: Node | None
+    appends: tuple[Node | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Binding:
+    values: list[Node | None]  # what it may hold (None: declared without a value, so empty)
+    appends: list[tuple[Node | None, bool]]  # appended after the last value every path assigns: (text, on some paths only)
+    known: bool  # False: a parameter or member, or an initialiser that is not one expression
+    text: bool = False  # declared as text (a string or stream, or auto holding a literal or a join)
+
+    def single(self) -> _Held | None:
+        if not self.known or len(self.values) != 1:
+            return None
+        return _Held(self.values[0], tuple(None if branched else piece for piece, branched in self.appends))
+
+
+# statements between a declaration and a use that run on some paths only
+_BRANCHES = {"if_statement", "else_clause", "for_statement", "for_range_loop", "while_statement", "do_statement",
+             "switch_statement", "case_statement", "try_statement", "catch_clause", "conditional_expression",
+             "lambda_expression", "preproc_else", "preproc_elif"}
+_STREAM_ENDS = ("std::endl", "endl", "std::flush")
+MAX_VARIANTS = 4  # messages one site may be, by the values of one variable
+
+
+def _declares(node: Node, name: bytes) -> bool:
+    """``T name = v``, ``T name(v)``, ``T name{v}``, or ``T name;``."""
+    if node.type == "init_declarator":
+        return _declared_identifier(node.child_by_field_name("declarator")) == name
+    return node.type == "declaration" and any(d.type == "identifier" and d.text == name
+                                              for d in node.children_by_field_name("declarator"))
+
+
+def _initial_value(declared: Node) -> tuple[bool, Node | None]:
+    """(whether the source shows it, the value): ``T name;`` is empty, ``T name(a, b)`` is not shown."""
+    if declared.type == "declaration":
+        return True, None
+    value = declared.child_by_field_name("value")
+    if value is not None and value.type in ("argument_list", "initializer_list"):  # msg(...), msg{...}
+        inner = [c for c in value.named_children if c.type != "comment"]
+        return (True, None) if not inner else (len(inner) == 1, inner[0] if len(inner) == 1 else None)
+    return value is not None, value
+
+
+def _changes(node: Node, name: bytes) -> bool:
+    """``name = v``, ``name += v``, ``name.append(v)``, or a statement ``name << a << b``."""
+    if node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        return left is not None and left.text == name and _operator(node) in ("=", "+=")
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        return function is not None and function.type == "field_expression" and \
+            _text([function.child_by_field_name("argument")]) == name.decode() and \
+            _text([function.child_by_field_name("field")]) == "append"
+    if node.type == "binary_expression" and _operator(node) == "<<" and node.parent is not None \
+            and node.parent.type == "expression_statement":
+        left = node
+        while left is not None and left.type == "binary_expression" and _operator(left) == "<<":
+            left = left.child_by_field_name("left")
+        return left is not None and left.type == "identifier" and left.text == name
+    return False
+
+
+_MUTATORS = {"push_back", "emplace_back", "insert", "assign", "resize", "clear", "erase", "replace", "pop_back",
+             "swap", "write", "put"}
+_FILLERS = {"std::getline", "getline", "std::back_inserter", "back_inserter", "std::swap", "swap"}
+
+
+def _write(node: Node, name: bytes) -> bool | None:
+    """A change to ``name`` whose text the source does not show: ``name.push_back(c)``,
+    ``std::getline(in, name)``, ``format_to(std::back_inserter(name), ...)``, ``in >> name``, ``&name``
+    (False); ``f(name)`` (True: a change only where ``name`` is a stream). None: not a change."""
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        arglist = node.child_by_field_name("arguments")
+        if function is None or arglist is None:
+            return None
+        if function.type == "field_expression":
+            mutates = _text([function.child_by_field_name("argument")]) == name.decode() and \
+                _text([function.child_by_field_name("field")]) in _MUTATORS
+            return False if mutates else None
+        if not any(len(a) == 1 and a[0].text == name for a in _arguments(arglist)):
+            return None
+        return _text([function]) not in _FILLERS
+    if node.type == "binary_expression" and _operator(node) == ">>":
+        right = node.child_by_field_name("right")
+        return False if right is not None and right.text == name else None
+    if node.type == "pointer_expression" and node.text.replace(b" ", b"") == b"&" + name:
+        return False
+    return None
+
+
+def _is_assignment(event: Node) -> bool:
+    return event.type == "assignment_expression" and _operator(event) == "="
+
+
+_TEXT_TYPE = re.compile(r"string|stream|char|\bstr\b")
+_STREAM_TYPE = re.compile(r"stream\b")
+_TEXT_CALLS = re.compile(r"(?:^|::)(?:str|format|string|to_string)$")
+
+
+def _declared_type(declared: Node) -> str:
+    declaration = declared if declared.type == "declaration" else declared.parent
+    type_node = declaration.child_by_field_name("type") if declaration is not None else None
+    return _text([type_node]) if type_node is not None else ""
+
+
+def _stream_typed(declared: Node) -> bool:
+    return bool(_STREAM_TYPE.search(_declared_type(declared)))
+
+
+def _text_typed(declared: Node) -> bool:
+    """Whether a declaration holds text (so ``+=`` appends): its type names a string or stream, or
+    ``auto`` takes a literal, a ``c10::str``/``fmt::format``/``std::string`` value or a join."""
+    if _TEXT_TYPE.search(_declared_type(declared)):
+        return True
+    _, value = _initial_value(declared)
+    if value is None:
+        return False
+    if value.type in _STRING_NODES:
+        return True
+    if value.type == "call_expression":
+        return bool(_TEXT_CALLS.search(_text([value.child_by_field_name("function")])))
+    return value.type == "binary_expression" and _operator(value) == "+" and \
+        any(n.type in _STRING_NODES for n in _plus_operands(value))
+
+
+def _appended(event: Node) -> list[Node | None]:
+    """What one append adds, in order (None: not one expression, ``s.append(n, c)``)."""
+    if event.type == "assignment_expression":
+        return [event.child_by_field_name("right")]
+    if event.type == "call_expression":
+        arglist = event.child_by_field_name("arguments")
+        args = _arguments(arglist) if arglist is not None else []
+        return [args[0][0] if len(args) == 1 and len(args[0]) == 1 else None]
+    pieces: list[Node | None] = []
+    node: Node | None = event
+    while node is not None and node.type == "binary_expression" and _operator(node) == "<<":
+        right = node.child_by_field_name("right")
+        if right is not None and _text([right]) not in _STREAM_ENDS:
+            pieces.append(right)
+        node = node.child_by_field_name("left")
+    return pieces[::-1]
+
+
+def _branched(event: Node, anchor: Node) -> bool:
+    """Whether ``event`` runs on some of the paths to ``anchor`` only: between it and the innermost
+    node holding both lies a branch, a loop, a lambda or a handler (or they sit in different arms)."""
+    node = event.parent
+    while node is not None and not (node.start_byte <= anchor.start_byte and anchor.end_byte <= node.end_byte):
+        if node.type in _BRANCHES:
+            return True
+        node = node.parent
+    return node is not None and node.type in _BRANCHES
+
+
+def _is_str_call(node: Node) -> bool:
+    """``oss.str()``"""
+    function = node.child_by_field_name("function")
+    arglist = node.child_by_field_name("arguments")
+    return function is not None and function.type == "field_expression" and arglist is not None \
+        and not arglist.named_children and _text([function.child_by_field_name("field")]) == "str" \
+        and function.child_by_field_name("argument") is not None \
+        and function.child_by_field_name("argument").type == "identifier"
 
 
 # -- tree helpers ------------------------------------------------------------------------------------

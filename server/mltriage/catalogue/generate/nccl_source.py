@@ -17,10 +17,9 @@ from pathlib import Path
 from mltriage.catalogue.generate.c_sites import extract_c
 from mltriage.catalogue.match import version_key
 from mltriage.catalogue.generate.sites import SourceSite
-from mltriage.catalogue.generate.sources import _cat_blobs
+from mltriage.catalogue.generate.sources import C_SUFFIXES, _cat_blobs
 
 RELEASE_TAG = re.compile(r"v2\.\d+\.\d+-\d+")
-SOURCE_SUFFIXES = (".cc", ".cu", ".h", ".cpp", ".cuh", ".hpp")
 SOURCE_ROOT = "src"
 
 
@@ -70,7 +69,7 @@ def _listing(git_dir: str, commit: str) -> list[tuple[str, str]]:
             continue
         meta, path = row.split("\t", 1)
         _mode, kind, sha = meta.split()
-        if kind == "blob" and path.endswith(SOURCE_SUFFIXES):
+        if kind == "blob" and path.endswith(C_SUFFIXES):
             files.append((path, sha))
     return files
 

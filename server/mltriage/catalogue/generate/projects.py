@@ -6,7 +6,7 @@ here to cover it. Git projects take every tag that names a release.
 
 from __future__ import annotations
 
-from mltriage.catalogue.generate.sources import GitProject, WheelProject
+from mltriage.catalogue.generate.sources import DebianProject, DebianTarball, GitProject, WheelProject
 
 _VLLM = (
     "0.2.0 0.2.1.post1 0.2.2 0.2.3 0.2.4 0.2.5 0.2.6 0.2.7 0.3.0 0.3.1 0.3.2 0.3.3 0.4.0 0.4.0.post1 0.4.1 0.4.2 "
@@ -27,6 +27,18 @@ _TRANSFORMERS = (
     "5.21.1 5.22.2 5.23.0 5.24.0"
 ).split()
 
+# torch: every release from 1.8.0 (the Python side: distributed incl. elastic, cuda, data loading, ...);
+# 2.15.0 is left out because this machine's pip constraints stop torch at 2.14.1
+_TORCH = (
+    "1.8.0 1.8.1 1.9.0 1.9.1 1.10.0 1.10.1 1.10.2 1.11.0 1.12.0 1.12.1 1.13.0 1.13.1 2.0.0 2.0.1 2.1.0 2.1.1 2.1.2 "
+    "2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 2.5.1 2.6.0 2.7.0 2.7.1 2.8.0 2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 "
+    "2.12.1 2.13.0 2.14.0 2.14.1"
+).split()
+_TORCH_PYTHON = ("torch/distributed/", "torch/cuda/", "torch/utils/data/", "torch/nn/parallel/", "torch/multiprocessing/",
+                 "torch/serialization.py", "torch/_utils.py")
+# PyPI's torch wheels for Linux are CUDA builds of up to 2.5 GB; the macOS and Windows ones are 40-130 MB
+_SMALL_TORCH_WHEELS = ("macosx_14_0_arm64", "macosx_11_0_arm64", "macosx_11_1_arm64", "win_amd64", "macosx_10_9_x86_64")
+
 PYTHON_PROJECTS = {
     "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)"),
     "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"core_v(\d+\.\d+\.\d+)|v([12]\.\d+)|(2\d\.\d\d)"),
@@ -34,10 +46,27 @@ PYTHON_PROJECTS = {
     "vllm": WheelProject("vllm", "vllm-project/vllm", "vllm", ("vllm/",), tuple(_VLLM)),
     "transformers": WheelProject("transformers", "huggingface/transformers", "transformers", ("transformers/",),
                                  tuple(_TRANSFORMERS), exclude=r"^transformers/models/", repo_prefix="src/"),
-    # PyTorch's Python side from the wheels on this disk (older torch wheels are multi-GB CUDA builds)
-    "pytorch": WheelProject("pytorch", "pytorch/pytorch", "torch",
-                            ("torch/distributed/", "torch/cuda/", "torch/utils/data/", "torch/nn/parallel/",
-                             "torch/multiprocessing/", "torch/serialization.py", "torch/_utils.py"),
-                            ("2.13.0", "2.14.1"),
-                            local_wheels=("/opt/wheels/torch-2.13.0+cpu-*.whl", "/opt/pypi-more/files/torch-2.14.1-*.whl")),
+    "pytorch": WheelProject("pytorch", "pytorch/pytorch", "torch", _TORCH_PYTHON, tuple(_TORCH),
+                            local_wheels=("/opt/wheels/torch-2.13.0+cpu-*.whl", "/opt/pypi-more/files/torch-2.14.1-*.whl"),
+                            platforms=_SMALL_TORCH_WHEELS, pythons=("3.11", "3.10", "3.9", "3.8"),
+                            note=" (the small macOS/Windows builds: the same Python files as the multi-GB Linux CUDA ones)"),
+}
+
+# PyTorch's C++ side (c10d, the CUDA caching allocator, c10/cuda's checks, torch/csrc/cuda, the cuBLAS
+# and cuDNN checks of ATen/cuda) from Debian's source packages, the only full source of PyTorch
+# releases this generator can reach. Checksums are those of the suite's Sources entry. Listed in
+# Sources but not served by deb.debian.org (HTTP 404 when last fetched), so not covered:
+#   1.7.1 (bullseye) pool/main/p/pytorch/pytorch_1.7.1.orig.tar.gz
+#         fc8d6aaf0bdedd4221617be8d47ac39af57605bdcc814fabc28739427b55e9c7
+#   2.14.1 (sid) pool/main/p/pytorch/pytorch_2.14.1+dfsg.orig.tar.xz
+#         50a484ab557b7d35fb24bc5257cf5f41307a55bc2ebcc69d011f01fdb1369ced
+# contrib's pytorch-cuda 2.6.0 ships the very same orig tarball (same sha256) as main's pytorch 2.6.0.
+C_PROJECTS = {
+    "libtorch": DebianProject("libtorch", "pytorch/pytorch", "pytorch", (
+        "c10/cuda/", "c10/core/", "torch/csrc/cuda/", "torch/csrc/distributed/", "aten/src/ATen/cuda/"), (
+        DebianTarball("1.13.1", "pool/main/p/pytorch/pytorch_1.13.1+dfsg.orig.tar.xz",
+                      "d0355588b8528566d477e6ebf1b4d9d036a6fd75711339f66b27472ce5879dc7", "bookworm"),
+        DebianTarball("2.6.0", "pool/main/p/pytorch/pytorch_2.6.0+dfsg.orig.tar.xz",
+                      "099a9601bc40d67656e75735c44abedb0fbe92d08817852ab7472eebb7e6ddff", "trixie"),
+    ), c_project="pytorch"),
 }

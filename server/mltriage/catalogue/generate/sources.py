@@ -1,18 +1,23 @@
-"""Where each project's source comes from, release by release: git mirrors with every tag, or the
-Python files of released wheels (fetched once with pip into a local cache, the wheel deleted).
+"""Where each project's source comes from, release by release: git mirrors with every tag, the
+Python files of released wheels (fetched once with pip into a local cache, the wheel deleted), or
+the files of Debian's upstream ("orig") source tarballs (fetched once from deb.debian.org, checked
+against the checksum Debian publishes, only the subtrees needed kept, the tarball deleted).
 
 Each project yields ``Release``s in release order, and for a release its (path, text) files. The
-generator never needs the network except to fetch a missing release's wheel (``fetch``).
+generator never needs the network except to fetch a missing release (``fetch``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +25,11 @@ from pathlib import Path
 
 MIRRORS = Path(os.environ.get("MLTRIAGE_MIRRORS", "/work/.mirror"))
 CACHE = Path(os.environ.get("MLTRIAGE_CATALOGUE_SOURCES", Path.home() / ".cache" / "mltriage-catalogue" / "sources"))
+DEBIAN = os.environ.get("MLTRIAGE_DEBIAN_MIRROR", "https://deb.debian.org/debian/")
+C_SUFFIXES = (".cc", ".cu", ".h", ".cpp", ".cuh", ".hpp")
+# Linux x86-64 wheels for CPython 3.11, newest platform tag first (pip picks the first that exists)
+LINUX_PLATFORMS = ("manylinux_2_35_x86_64", "manylinux_2_34_x86_64", "manylinux_2_31_x86_64", "manylinux_2_28_x86_64",
+                   "manylinux2014_x86_64", "manylinux1_x86_64", "any")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,10 @@ class GitProject:
     @property
     def git_dir(self) -> Path:
         return MIRRORS / self.repo.replace("/", "+") / "repo"
+
+    @property
+    def source(self) -> str:
+        return f"git tags of github.com/{self.repo}"
 
     def releases(self) -> list[Release]:
         out = subprocess.run(
@@ -108,52 +122,160 @@ class WheelProject:
     exclude: str | None = None
     local_wheels: tuple[str, ...] = ()  # wheels already on disk (glob patterns), used instead of downloading
     repo_prefix: str = ""  # where the package lives in the repository (``src/`` for transformers)
+    platforms: tuple[str, ...] = LINUX_PLATFORMS  # wheel platform tags pip may take, best first
+    pythons: tuple[str, ...] = ("3.11",)  # CPython versions tried in turn (old releases have no 3.11 wheel)
+    note: str = ""  # said after the source in the README and the data
+
+    @property
+    def source(self) -> str:
+        return f"the Python files of the {self.package} wheels on PyPI{self.note}"
 
     def releases(self) -> list[Release]:
         return [Release(v, f"{self.tag_prefix}{v}", _cached_commit(CACHE / self.name / v), None)
                 for v in self.versions if (CACHE / self.name / v).is_dir()]
 
     def missing(self) -> list[str]:
-        return [v for v in self.versions if not (CACHE / self.name / v).is_dir()]
+        return _missing(self.name, self.versions)
 
     def files(self, release: Release) -> Iterator[tuple[str, str]]:
-        root = CACHE / self.name / release.name
-        for path in sorted(root.rglob("*.py")):
-            rel = path.relative_to(root).as_posix()
+        for rel, text in _cached_files(CACHE / self.name / release.name, (".py",)):
             if self.exclude and re.search(self.exclude, rel) or rel.endswith(("_version.py", "commit_id.py")):
                 continue
-            yield self.repo_prefix + rel, path.read_text("utf-8", "replace")
+            yield self.repo_prefix + rel, text
 
-    def fetch(self, version: str) -> bool:
-        """Download one release's wheel, keep its Python files under ``roots``, delete the wheel."""
+    def fetch(self, version: str) -> str | None:
+        """Download one release's wheel, keep its Python files under ``roots``, delete the wheel.
+        None when done, else why not."""
         target = CACHE / self.name / version
         if target.is_dir():
-            return True
+            return None
         wheel = next((Path(p) for pattern in self.local_wheels for p in sorted(Path("/").glob(pattern.lstrip("/")))
                       if f"-{version}-" in p.name or f"-{version}+" in p.name), None)
         with tempfile.TemporaryDirectory() as tmp:
             if wheel is None:
-                done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-                                       "--python-version", "3.11", "--platform", "manylinux_2_35_x86_64", "--platform", "manylinux_2_34_x86_64",
-                                       "--platform", "manylinux_2_31_x86_64", "--platform", "manylinux_2_28_x86_64",
-                                       "--platform", "manylinux2014_x86_64", "--platform", "manylinux1_x86_64",
-                                       "--platform", "any", f"{self.package}=={version}", "-d", tmp],
-                                      capture_output=True, text=True)
-                wheels = list(Path(tmp).glob("*.whl"))
-                if done.returncode or not wheels:
-                    return False
-                wheel = wheels[0]
-            partial = target.with_name(version + ".partial")
-            shutil.rmtree(partial, ignore_errors=True)
-            with zipfile.ZipFile(wheel) as zf:
+                platforms = [arg for platform in self.platforms for arg in ("--platform", platform)]
+                for python in self.pythons:
+                    done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary",
+                                           ":all:", "--python-version", python, *platforms,
+                                           f"{self.package}=={version}", "-d", tmp], capture_output=True, text=True)
+                    wheels = list(Path(tmp).glob("*.whl"))
+                    if not done.returncode and wheels:
+                        wheel = wheels[0]
+                        break
+                else:
+                    return f"pip found no wheel for {', '.join(self.pythons)} on {', '.join(self.platforms)}"
+            with _filling(target) as partial, zipfile.ZipFile(wheel) as zf:
                 for info in zf.infolist():
                     name = info.filename
                     if name.endswith(".py") and name.startswith(self.roots) or name.endswith(("_version.py", "commit_id.py")):
-                        out = partial / name
-                        out.parent.mkdir(parents=True, exist_ok=True)
-                        out.write_bytes(zf.read(info))
-            partial.rename(target)
-        return True
+                        _write_file(partial, name, zf.read(info))
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class DebianTarball:
+    """One release's upstream source as a Debian source package ships it (its ``.orig.tar.*``)."""
+
+    version: str  # the upstream release (``2.6.0``)
+    pool_path: str  # under the archive root: ``pool/main/p/pytorch/pytorch_2.6.0+dfsg.orig.tar.xz``
+    sha256: str  # from the Checksums-Sha256 of the suite's Sources entry
+    suite: str  # the suite whose Sources listed it (``trixie``)
+
+
+@dataclass(frozen=True, slots=True)
+class DebianProject:
+    """A project read from Debian's orig tarballs: the C/C++ files under ``roots``, kept under
+    ``CACHE/name/version``. The tarball's top directory (``pytorch-v2.6.0/``) is left off, so
+    paths are the repository's."""
+
+    name: str
+    repo: str
+    package: str  # the Debian source package
+    roots: tuple[str, ...]  # path prefixes kept
+    tarballs: tuple[DebianTarball, ...]  # the releases covered, oldest first
+    c_project: str  # which of c_sites.PROJECTS reads its C/C++ files
+    tag_prefix: str = "v"
+
+    @property
+    def source(self) -> str:
+        return f"the C/C++ files of Debian's {self.package} source packages (orig tarballs, deb.debian.org)"
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return tuple(t.version for t in self.tarballs)
+
+    def releases(self) -> list[Release]:
+        return [Release(v, f"{self.tag_prefix}{v}", None, None) for v in self.versions if (CACHE / self.name / v).is_dir()]
+
+    def missing(self) -> list[str]:
+        return _missing(self.name, self.versions)
+
+    def files(self, release: Release) -> Iterator[tuple[str, str]]:
+        yield from _cached_files(CACHE / self.name / release.name, C_SUFFIXES)
+
+    def fetch(self, version: str) -> str | None:
+        """Download one release's tarball, check it, keep the files under ``roots``, delete it.
+        None when done, else why not."""
+        target = CACHE / self.name / version
+        if target.is_dir():
+            return None
+        tarball = next(t for t in self.tarballs if t.version == version)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / tarball.pool_path.rsplit("/", 1)[-1]
+            digest = hashlib.sha256()
+            try:
+                with urllib.request.urlopen(DEBIAN + tarball.pool_path, timeout=120) as response, open(path, "wb") as out:
+                    while chunk := response.read(1 << 20):
+                        digest.update(chunk)
+                        out.write(chunk)
+            except OSError as e:  # URLError and HTTPError are OSErrors
+                return f"{DEBIAN}{tarball.pool_path}: {e}"
+            if digest.hexdigest() != tarball.sha256:
+                return f"{tarball.pool_path}: sha256 {digest.hexdigest()} is not the {tarball.sha256} of {tarball.suite}'s Sources"
+            with _filling(target) as partial, tarfile.open(path) as tar:
+                for member in tar:
+                    rel = member.name.split("/", 1)[1] if "/" in member.name else ""
+                    if member.isfile() and rel.startswith(self.roots) and rel.endswith(C_SUFFIXES) \
+                            and ".." not in rel.split("/"):
+                        _write_file(partial, rel, tar.extractfile(member).read())
+        return None
+
+
+def _missing(name: str, versions: tuple[str, ...]) -> list[str]:
+    return [v for v in versions if not (CACHE / name / v).is_dir()]
+
+
+def _cached_files(root: Path, suffixes: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    """(path under ``root``, text) of a cached release's files, in path order."""
+    for path in sorted(root.rglob("*")):
+        if path.suffix in suffixes and path.is_file():
+            yield path.relative_to(root).as_posix(), path.read_text("utf-8", "replace")
+
+
+class _filling:
+    """A release's cache folder written under a temporary name and renamed when complete, so an
+    interrupted fetch never leaves a partial release that looks cached."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.partial = target.with_name(target.name + ".partial")
+
+    def __enter__(self) -> Path:
+        shutil.rmtree(self.partial, ignore_errors=True)
+        self.partial.mkdir(parents=True)
+        return self.partial
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.partial.rename(self.target)
+        else:
+            shutil.rmtree(self.partial, ignore_errors=True)
+
+
+def _write_file(root: Path, rel: str, data: bytes) -> None:
+    out = root / rel
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
 
 
 _COMMIT = re.compile(r"""(?:__commit__|__commit_id__|commit_id)\s*=\s*(?:commit_id\s*=\s*)?['"]g?([0-9a-f]{7,40})['"]""")
