@@ -290,3 +290,33 @@ def test_huge_sparse_dump_is_refused_before_it_is_read(tmp_path):
     doc = _json(r)
     assert doc["inputs"]["unread"] == [{"name": str(folder / "nccl_trace_rank_2"),
                                         "reason": "dump of 2048 MiB is over the 256 MiB limit: not read"}]
+
+
+def test_the_cache_folder_stays_small_and_a_second_process_compiles_nothing(tmp_path):
+    """The pre-filter's database was keyed by its literals in a set's order, which differs per
+    process: every run compiled it afresh and left one more file (1.9 GB of them on a developer's
+    machine). Now two processes share one file of each kind, and old files beyond CACHE_KEEP go."""
+    import os
+    import subprocess
+    import sys
+
+    from mltriage.library import CACHE_KEEP, write_cache_file
+
+    env = dict(os.environ, MLTRIAGE_CACHE_DIR=str(tmp_path))
+    log = ROOT / "examples" / "torchrun-rank2-indexerror.log"
+    for seed in ("1", "2", "3"):  # a different string hash order each time
+        run = subprocess.run([sys.executable, "-m", "mltriage", "diagnose", str(log)], env=dict(env, PYTHONHASHSEED=seed),
+                             capture_output=True)
+        assert run.returncode == 1, run.stderr
+    prefilters = sorted(p.name for p in tmp_path.glob("prefilter-*"))
+    assert len(prefilters) <= 3, prefilters  # the engine's, the masker's keywords and its stopwords: once each
+    first = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    subprocess.run([sys.executable, "-m", "mltriage", "diagnose", str(log)], env=dict(env, PYTHONHASHSEED="4"), capture_output=True)
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == first  # nothing rewritten
+
+    for n in range(CACHE_KEEP + 5):
+        path = tmp_path / f"prefilter-old{n:04d}.hsdb"
+        write_cache_file(path, b"x")
+        os.utime(path, (n, n))  # older first
+    kept = sorted(p.name for p in tmp_path.glob("prefilter-*.hsdb"))
+    assert len(kept) == CACHE_KEEP and "prefilter-old0000.hsdb" not in kept

@@ -50,6 +50,30 @@ def cache_dir() -> Path:
     return Path(base) / "mltriage"
 
 
+CACHE_KEEP = 16  # newest files of one kind kept, so that old libraries' caches go and the folder stays small
+
+
+def write_cache_file(path: Path, data: bytes) -> None:
+    """Write a cache file atomically, then remove the oldest files of its kind (the name before its
+    key) beyond CACHE_KEEP. A read-only or vanished cache only costs start-up time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        kind = path.name.rsplit("-", 1)[0]
+        dated = []
+        for other in path.parent.glob(f"{kind}-*{path.suffix}"):
+            try:
+                dated.append((other.stat().st_mtime, other))
+            except OSError:
+                continue  # removed by another process meanwhile
+        for _, old in sorted(dated, reverse=True)[CACHE_KEEP:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 @dataclass
 class Rule:
     """One signature reduced to what matching and reporting need (no pydantic at run time)."""
@@ -313,12 +337,10 @@ def _write_cache(cache_file: Path, library: Library, key: str) -> None:
         "problems": library.problems,
     }
     try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(payload, indent=None, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, cache_file)
-    except (OSError, ValueError):
-        pass  # a read-only home only costs start-up time
+        data = json.dumps(payload, indent=None, sort_keys=True).encode("utf-8")
+    except (ValueError, TypeError):
+        return
+    write_cache_file(cache_file, data)
 
 
 def build_shipped_cache(root: Path | None = None) -> Path:

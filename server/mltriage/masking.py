@@ -24,7 +24,6 @@ import binascii
 import hashlib
 import json
 import math
-import os
 import re
 import tomllib
 from collections import Counter
@@ -256,7 +255,7 @@ class RuleSet:
 def read_rule_file(path: Path) -> dict[str, Any]:
     """A rule file's tables; parsed once and kept as JSON in the cache (TOML parsing of gitleaks'
     100 KB costs ~30 ms, more than masking a diagnosis), keyed by the file's size and time."""
-    from mltriage.library import cache_dir
+    from mltriage.library import cache_dir, write_cache_file
 
     stat = path.stat()
     key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:24]
@@ -267,13 +266,7 @@ def read_rule_file(path: Path) -> dict[str, Any]:
         pass
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, cached)
-    except OSError:
-        pass  # a read-only cache: parse every time
+    write_cache_file(cached, json.dumps(data).encode("utf-8"))  # read-only: parsed every time
     return data
 
 

@@ -27,7 +27,9 @@ class Prefilter:
     backend = "python"
 
     def __init__(self, literals: list[str], single_match: bool = False) -> None:
-        self.literals = sorted({lit.encode("utf-8") for lit in literals}, key=len, reverse=True)
+        # longest first, then by bytes: an order that is the same in every process (a set's order is
+        # not), so the compiled database's cache key is too (it was compiled afresh on every start)
+        self.literals = sorted({lit.encode("utf-8") for lit in literals}, key=lambda lit: (-len(lit), lit))
         self.single_match = single_match  # report each literal once at most (which ones occur, not where)
 
     def starts(self, block: bytes) -> list[int]:
@@ -68,13 +70,9 @@ class HyperscanPrefilter(Prefilter):
         expressions = [_literal_regex(lit) for lit in self.literals]
         db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=[flag] * len(expressions))
         if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_bytes(_hs.dumpb(db))
-                os.replace(tmp, path)
-            except Exception:
-                pass
+            from mltriage.library import write_cache_file  # lazily: the library module imports the engine's
+
+            write_cache_file(path, _hs.dumpb(db))
         return db
 
     def matches(self, block: bytes) -> list[tuple[int, int]]:

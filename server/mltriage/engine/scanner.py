@@ -45,7 +45,6 @@ from mltriage.engine.tracebacks import (
 from mltriage.library import Library, Rule, cache_dir
 from mltriage.masking import clip
 from mltriage.model import ERROR_SEVERITIES
-from mltriage.numbers import parse_int
 
 # Bounded regex work: a pathological pattern or line costs its facts, never a hung run. Each search
 # has a time limit, and all the searches of one diagnosis share a budget that grows with the input
