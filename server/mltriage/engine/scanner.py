@@ -60,10 +60,13 @@ MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on patholog
 MAX_FIRST_ERROR_STREAMS = 20_000  # ...except each stream's first error, up to this many streams
 HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
-# A phrase that landed on this many lines in a row that fired nothing is a flood (a loop printing
-# one harmless line): it leaves the pre-filter for the rest of the diagnosis, and the diagnosis says
-# so. Without this, 10 MB of `Error: x` cost 7 s of per-line Python for no finding.
+# A phrase that landed on this many lines in a row that fired nothing, while it was on at least one
+# line in FLOOD_SHARE of all, is a flood (a loop printing one harmless line): it leaves the
+# pre-filter for the rest of the diagnosis, and the diagnosis says so. Without this, 10 MB of
+# `Error: x` cost 7 s of per-line Python for no finding; a phrase merely common in a long log
+# (`connect to ` in 1,024 ranks' NCCL set-up) stays.
 FLOOD_LANDINGS = 20_000
+FLOOD_SHARE = 4
 
 # Which ranks a log holds at all, sampled from launcher tags at the head of each block: a rank that
 # printed only healthy lines is still a rank (and, in a hang, often the culprit).
@@ -122,7 +125,8 @@ class Scanner:
         self._windowed = False  # the line being handled is matched in a window around its trigger
         # run-description phrases seen often enough to say nothing new: dropped from the pre-filter
         self._saturated: set[str] = set()
-        self._barren_run: dict[str, int] = {}  # phrase -> lines in a row it landed on that fired nothing
+        # phrase -> (lines in a row it landed on that fired nothing, the input line where that began)
+        self._barren_run: dict[str, tuple[int, int]] = {}
         self.flooded: dict[str, tuple[str, int]] = {}  # phrase -> (source, line) where it left the pre-filter
         self.record_calls = 0  # every hit, kept or only counted: what tells a productive landing
         self._use_prefilter(prefilter_for(library))
@@ -270,8 +274,10 @@ class Scanner:
             if productive:
                 self._barren_run.pop(phrase, None)
                 continue
-            run = self._barren_run[phrase] = self._barren_run.get(phrase, 0) + 1
-            if run >= FLOOD_LANDINGS:
+            here = self.lines_read + line_no - self._line_base  # lines of the whole input so far
+            run, began = self._barren_run.get(phrase, (0, here))
+            self._barren_run[phrase] = (run + 1, began)
+            if run + 1 >= FLOOD_LANDINGS and (run + 1) * FLOOD_SHARE >= here - began:
                 self._saturated.add(phrase)
                 self._flooded_ids.add(n)
                 self.flooded[phrase] = (self.source.name, line_no)
