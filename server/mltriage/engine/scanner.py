@@ -94,6 +94,7 @@ class Hit:
 _FRAME_ONLY = frozenset({FRAME_MARKER})
 FINISH_LITERALS = frozenset(MARKERS["finished"])
 FINISH_QUIET_LINES = 256  # finish lines in one input with no new rank among them
+FINISH_QUIET_LINES_ONE_RANK = 8  # ... in one rank's own file, whose first finish line is all it says
 
 
 def prefilter_for(library: Library) -> Prefilter:
@@ -125,6 +126,10 @@ class Scanner:
         self._windowed = False  # the line being handled is matched in a window around its trigger
         # run-description phrases seen often enough to say nothing new: dropped from the pre-filter
         self._saturated: set[str] = set()
+        # warning and version phrases for the catalogue: past their budget in one diagnosis (all its
+        # files: 1,024 ranks print the same warnings), no longer landed on
+        self._catalogue_counts: dict[str, int] = {}
+        self._catalogue_quiet: set[str] = set()
         # phrase -> (lines in a row it landed on that fired nothing, the input line where that began)
         self._barren_run: dict[str, tuple[int, int]] = {}
         self.flooded: dict[str, tuple[str, int]] = {}  # phrase -> (source, line) where it left the pre-filter
@@ -154,7 +159,7 @@ class Scanner:
         self._literal_text = [lit.decode("utf-8") for lit in prefilter.literals]
         self._finish_ids = {n for n, lit in enumerate(self._literal_text) if lit in FINISH_LITERALS}
         self._id_of = {lit: n for n, lit in enumerate(self._literal_text)}
-        self._catalogue_quiet_ids = frozenset(self._id_of[lit] for lit in getattr(self, "_catalogue_quiet", ())
+        self._catalogue_quiet_ids = frozenset(self._id_of[lit] for lit in self._catalogue_quiet
                                               if lit in self._id_of)
         index = self.library.trigger_index
         self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in index}
@@ -174,10 +179,6 @@ class Scanner:
         self.line_no = self._line_base  # lines fully consumed so far in this source (plus the base)
         self.tracebacks.reset()
         self._finish_lines = 0  # "finished" phrases seen in this source
-        # warning and version phrases for the catalogue: past their budget in one input, no longer landed on
-        self._catalogue_counts: dict[str, int] = {}
-        self._catalogue_quiet: set[str] = set()
-        self._catalogue_quiet_ids: frozenset[int] = frozenset()
         self._finish_new_at = 0  # ... when the last one came from a rank not yet finished
         self.open_blocks = self.tracebacks.open  # the stream -> open traceback map the loop consults
         self.last_time: dict[StreamKey, tuple[float, str | None]] = {}  # stream -> (time, clock kind)
@@ -208,7 +209,8 @@ class Scanner:
             self._drop_saturated_markers()
         found = self._prefilter.matches(block)
         skip = self._catalogue_quiet_ids
-        if self._finish_lines - self._finish_new_at >= FINISH_QUIET_LINES:
+        quiet_after = FINISH_QUIET_LINES if self.source is None or self.source.rank is None else FINISH_QUIET_LINES_ONE_RANK
+        if self._finish_lines - self._finish_new_at >= quiet_after:
             # this input's ranks have all said they finished, many times over: nothing new in those lines
             skip = skip | self._finish_ids
         if skip:
