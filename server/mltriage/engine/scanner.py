@@ -129,7 +129,6 @@ class Scanner:
         # warning and version phrases for the catalogue: past their budget in one diagnosis (all its
         # files: 1,024 ranks print the same warnings), no longer landed on
         self._catalogue_counts: dict[str, int] = {}
-        self._catalogue_quiet: set[str] = set()
         # phrase -> (lines in a row it landed on that fired nothing, the input line where that began)
         self._barren_run: dict[str, tuple[int, int]] = {}
         self.flooded: dict[str, tuple[str, int]] = {}  # phrase -> (source, line) where it left the pre-filter
@@ -159,12 +158,12 @@ class Scanner:
         self._literal_text = [lit.decode("utf-8") for lit in prefilter.literals]
         self._finish_ids = {n for n, lit in enumerate(self._literal_text) if lit in FINISH_LITERALS}
         self._id_of = {lit: n for n, lit in enumerate(self._literal_text)}
-        self._catalogue_quiet_ids = frozenset(self._id_of[lit] for lit in self._catalogue_quiet
-                                              if lit in self._id_of)
         index = self.library.trigger_index
         self._marker_only = {n for n, lit in enumerate(self._literal_text) if is_marker(lit) and lit not in index}
         self._dropped = set(self._saturated)
-        self._flooded_ids: set[int] = set()  # phrases flooded since this pre-filter was compiled
+        # phrases dropped (flooded, or past their catalogue budget) since this pre-filter was compiled:
+        # they leave it at the next block, and are skipped in what is left of this one
+        self._gone_quiet_ids: set[int] = set()
 
     def _drop_saturated_markers(self) -> None:
         """Compiling a pre-filter costs milliseconds; reporting a channel line per peer and channel
@@ -208,13 +207,10 @@ class Scanner:
         if self._saturated - self._dropped:
             self._drop_saturated_markers()
         found = self._prefilter.matches(block)
-        skip = self._catalogue_quiet_ids
         quiet_after = FINISH_QUIET_LINES if self.source is None or self.source.rank is None else FINISH_QUIET_LINES_ONE_RANK
         if self._finish_lines - self._finish_new_at >= quiet_after:
             # this input's ranks have all said they finished, many times over: nothing new in those lines
-            skip = skip | self._finish_ids
-        if skip:
-            found = [hit for hit in found if hit[1] not in skip]
+            found = [hit for hit in found if hit[1] not in self._finish_ids]
         starts = [offset for offset, _ in found]
         literal_ids = [n for _, n in found]
         if len(self.ranks_seen) < 100_000:
@@ -251,11 +247,14 @@ class Scanner:
             base += block.count(b"\n", counted, start)
             counted = start
             present_ids = self._ids_between(literal_ids, starts, i, end)
-            if self._flooded_ids:  # a flood found in this block: its phrase leaves the pre-filter at the next
-                present_ids -= self._flooded_ids
-                if not present_ids:
-                    pos = end + 1
-                    continue
+            # phrases that went quiet within this block (the block's matches were filtered before)
+            if self._gone_quiet_ids:
+                present_ids -= self._gone_quiet_ids
+            if self._finish_lines - self._finish_new_at >= quiet_after:
+                present_ids -= self._finish_ids
+            if not present_ids:
+                pos = end + 1
+                continue
             self._present = frozenset(self._literal_text[n] for n in present_ids)
             records_before = self.record_calls
             self._fast_line(block, start, end, base + 1, anchor)
@@ -281,7 +280,7 @@ class Scanner:
             self._barren_run[phrase] = (run + 1, began)
             if run + 1 >= FLOOD_LANDINGS and (run + 1) * FLOOD_SHARE >= here - began:
                 self._saturated.add(phrase)
-                self._flooded_ids.add(n)
+                self._gone_quiet_ids.add(n)
                 self.flooded[phrase] = (self.source.name, line_no)
 
     def _keep_tail(self, block: bytes) -> None:
@@ -447,8 +446,8 @@ class Scanner:
             for lit in present & CATALOGUE_BUDGETS.keys():
                 seen = self._catalogue_counts[lit] = self._catalogue_counts.get(lit, 0) + 1
                 if seen == CATALOGUE_BUDGETS[lit]:
-                    self._catalogue_quiet.add(lit)
-                    self._catalogue_quiet_ids = self._catalogue_quiet_ids | {self._id_of[lit]}
+                    self._saturated.add(lit)
+                    self._gone_quiet_ids.add(self._id_of[lit])
         seen: set[str] = set()
         candidates = self._triggers if present is None else [t for t in present if t in index]
         timed = len(message) > TIMED_MESSAGE and self.budget_spent_at is None
