@@ -63,7 +63,7 @@ def _node(module: Path, script: str, payload) -> object:
 
 
 def _answer(diagnosis):
-    from mltriage.lsp.commands import with_view
+    from mltriage.lsp.view import with_view
 
     return with_view(diagnosis)
 

@@ -10,8 +10,8 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from mltriage.lsp import engine_calls
 from mltriage.lsp.diagnostics import Diagnostics
+from mltriage.lsp.engine_process import EngineProcess
 from mltriage.lsp.transport import MltriageProtocol, serve_stdio
 
 log = logging.getLogger(__name__)
@@ -53,16 +53,22 @@ class Settings:
 
 
 class MltriageServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, engine: EngineProcess | None = None) -> None:
         super().__init__(
             "mltriage", VERSION, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=MltriageProtocol
         )
         self.settings = Settings()
+        self.engine = engine or EngineProcess()  # diagnoses run there, never on the event loop's GIL
         self.diagnostics = Diagnostics(self)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:  # type: ignore[override]
         """Serve over stdio with framing and message checks of our own (`transport`); the exit code."""
         return serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def shutdown(self) -> None:
+        """The server is exiting (after `exit`, a closed input or an error): no engine process stays."""
+        self.engine.close()
+        super().shutdown()
 
     @property
     def utf16(self) -> bool:
@@ -70,19 +76,20 @@ class MltriageServer(LanguageServer):
         return encoding in (None, types.PositionEncodingKind.Utf16, "utf-16")
 
 
-def build_server() -> MltriageServer:
+def build_server(engine: EngineProcess | None = None) -> MltriageServer:
     from mltriage.lsp import code_actions, commands, hover
 
-    server = MltriageServer()
+    server = MltriageServer(engine)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: MltriageServer, params: types.InitializeParams) -> None:
         ls.settings = Settings.from_options(params.initialization_options)
         log.info("settings: %s", ls.settings)
+        ls.engine.start()  # it loads the engine while the client finishes its own start
 
-    @server.feature(types.INITIALIZED)
-    def on_initialized(ls: MltriageServer, params: types.InitializedParams) -> None:
-        engine_calls.ENGINE_POOL.submit(_warm_up)
+    @server.feature(types.SHUTDOWN)
+    def on_shutdown(ls: MltriageServer, params: None) -> None:
+        ls.engine.close()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MltriageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -101,9 +108,3 @@ def build_server() -> MltriageServer:
     commands.register(server)
     return server
 
-
-def _warm_up() -> None:
-    try:
-        engine_calls.warm_up()
-    except Exception:  # reported again, in words, when a document is diagnosed
-        log.exception("could not load the signature library")

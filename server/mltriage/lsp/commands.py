@@ -12,15 +12,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
 from mltriage.lsp import engine_calls
 from mltriage.lsp.code_actions import exports_edit, exports_insertion, flag_text_edits
-from mltriage.lsp.diagnostics import uri_to_source
+from mltriage.lsp.diagnostics import encoded_answer, run_job, stopped_diagnosis, uri_to_source
+from mltriage.lsp.engine_process import EngineFailed, EngineStopped
 from mltriage.lsp.pictures import probe_matrix_svg
-from mltriage.lsp.text import editor_lines
-from mltriage.lsp.view import view_payload
+from mltriage.lsp.transport import EncodedJSON
 from mltriage.model import LaunchFlag
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _first_dict(args: tuple[Any, ...], command: str, usage: str) -> dict[str, An
     raise _invalid(f"{command} expects one object argument {usage}")
 
 
-async def diagnose_text(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
+async def diagnose_text(ls: MltriageServer, args: tuple[Any, ...]) -> EncodedJSON:
     """Diagnose a piece of text (a selection, terminal output) and return the diagnosis JSON.
 
     Arguments: ``"text"`` or ``{"text": str, "uri"?: str, "startLine"?: int}``. With ``uri`` the
@@ -75,30 +75,24 @@ async def diagnose_text(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, 
     source = str(options.get("source") or (uri_to_source(uri) if uri else "<selection>"))
     # a selection's findings cite the document's lines (startLine is 0-based, lines 1-based)
     first_line = start_line + 1 if uri else 1
-    diagnosis = await asyncio.get_running_loop().run_in_executor(
-        engine_calls.ENGINE_POOL, engine_calls.diagnose, text, source, first_line
-    )
-    if uri and not ls.diagnostics.wants(uri):
-        ls.diagnostics.publish_selection(uri, diagnosis, editor_lines(text), start_line)
-    return with_view(diagnosis, text)
+    show = {"uri": uri, "line_offset": start_line, "utf16": ls.utf16} if uri and not ls.diagnostics.wants(uri) else None
+    request = {"text": text, "source": source, "first_line": first_line, "show": show}
+    try:
+        payload = await run_job(ls, None, "text", request)
+    except EngineStopped as exc:
+        log.warning("could not diagnose a text of %d characters: %s", len(text), exc)
+        return encoded_answer(stopped_diagnosis(source, str(exc)), text)
+    except EngineFailed as exc:
+        raise JsonRpcInternalError(f"{DIAGNOSE_TEXT}: the engine failed: {exc}") from None
+    if show and not ls.diagnostics.wants(uri):  # still not one the server diagnoses itself
+        ls.diagnostics.keep_selection(uri, payload)
+    return EncodedJSON(payload["answer"])
 
 
-def with_view(diagnosis: Any, text: str | None = None) -> dict[str, Any]:
-    """The diagnosis JSON (schema v1) plus ``view``: what the editor shows of it (lsp/view.py)."""
-    answer = diagnosis.to_json()
-    answer["view"] = view_payload(diagnosis, text)
-    return answer
-
-
-async def _diagnose_document(ls: MltriageServer, uri: str) -> dict[str, Any]:
+async def _diagnose_document(ls: MltriageServer, uri: str) -> EncodedJSON:
     if uri not in ls.workspace.text_documents:
         raise _invalid(f"{DIAGNOSE_TEXT}: {uri} is not open in the editor")
-    ls.diagnostics.opt_in(uri)
-    await ls.diagnostics.wait_idle()
-    result = ls.diagnostics.results.get(uri)
-    if result is None:
-        raise _invalid(f"{DIAGNOSE_TEXT}: {uri} could not be diagnosed (see the server log)")
-    return with_view(result.diagnosis)
+    return await ls.diagnostics.answer(uri)
 
 
 async def run_probe(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:

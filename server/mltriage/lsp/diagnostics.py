@@ -1,26 +1,31 @@
-"""Diagnostics for log documents: debounced, off the event loop, with progress for large files.
+"""Diagnostics for log documents: debounced, in the engine process, with progress for large files.
 
 A document is diagnosed when its language is ``log`` (or its name says it is a log) or when the
 user asked for it once (`opt_in`). Every run is tied to the document version it read; a result for
-an older version, or one the user cancelled from the progress notification, is dropped.
+an older version, or one the user cancelled from the progress notification, is dropped. A run whose
+engine process died ends in an "incomplete" diagnosis that says so, never in silence.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
-from mltriage.lsp import engine_calls
-from mltriage.lsp.convert import to_diagnostics
-from mltriage.lsp.transport import encode_notification, send_encoded
+from mltriage.lsp.convert import SOURCE, WARNING, lsp_range, publish_notification
+from mltriage.lsp.engine_process import EngineFailed, EngineStopped
+from mltriage.lsp.results import Result
+from mltriage.lsp.transport import EncodedJSON, send_encoded
+from mltriage.lsp.view import with_view
+from mltriage.model import Diagnosis
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
@@ -29,17 +34,7 @@ log = logging.getLogger(__name__)
 
 LOG_LANGUAGES = frozenset({"log"})
 LOG_SUFFIXES = (".log", ".err", ".out")
-
-
-@dataclass
-class Result:
-    """What the last finished run found for one document (hover and quick fixes read this)."""
-
-    version: int | None
-    diagnosis: Any
-    lines: list[str]
-    line_offset: int = 0
-    diagnostics: list[types.Diagnostic] = field(default_factory=list)
+INCOMPLETE = "incomplete"  # the code of the one diagnostic a run that could not finish publishes
 
 
 def uri_to_source(uri: str) -> str:
@@ -54,6 +49,16 @@ def is_log_document(uri: str, language_id: str | None) -> bool:
     return name.endswith(LOG_SUFFIXES)
 
 
+def stopped_diagnosis(source: str, why: str) -> Diagnosis:
+    """The diagnosis of text whose run did not finish: incomplete, never healthy, and saying why."""
+    reason = f"{why} before the diagnosis finished; edit the text or run it again to retry"
+    return Diagnosis(findings=[], sources=[source], unread=[{"name": source, "reason": reason}], warnings=[reason])
+
+
+def encoded_answer(diagnosis: Diagnosis, text: str | None = None) -> EncodedJSON:
+    return EncodedJSON(json.dumps(with_view(diagnosis, text)).encode())
+
+
 class Diagnostics:
     def __init__(self, server: MltriageServer) -> None:
         self.server = server
@@ -61,6 +66,7 @@ class Diagnostics:
         self.opted_in: set[str] = set()
         self._languages: dict[str, str] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._answers: dict[str, asyncio.Future[EncodedJSON]] = {}  # a command waits for the next run's JSON
 
     # ---- document lifecycle -------------------------------------------------------------
     def wants(self, uri: str) -> bool:
@@ -80,11 +86,30 @@ class Diagnostics:
         self._languages.pop(uri, None)
         self.opted_in.discard(uri)
         self.results.pop(uri, None)
+        self._answer(uri, error=f"{_name(uri)} was closed before its diagnosis finished")
         self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def opt_in(self, uri: str) -> None:
         self.opted_in.add(uri)
         self.schedule(uri, delay=0.0)
+
+    async def answer(self, uri: str) -> EncodedJSON:
+        """Diagnose a whole open document now (opting it in) and answer with its diagnosis JSON, made
+        in the engine process with the run itself (a newer version's run answers instead)."""
+        future = self._answers.get(uri)
+        if future is None or future.done():
+            future = self._answers[uri] = asyncio.get_running_loop().create_future()
+        self.opt_in(uri)
+        return await asyncio.shield(future)
+
+    def _answer(self, uri: str, answer: EncodedJSON | None = None, error: str | None = None) -> None:
+        future = self._answers.pop(uri, None)
+        if future is None or future.done():
+            return
+        if answer is not None:
+            future.set_result(answer)
+        else:
+            future.set_exception(JsonRpcInvalidParams(f"{error} (see the server log)"))
 
     # ---- running ------------------------------------------------------------------------
     def schedule(self, uri: str, delay: float) -> None:
@@ -96,11 +121,6 @@ class Diagnostics:
         if task is not None and not task.done():
             task.cancel()
 
-    async def wait_idle(self) -> None:
-        """For the benchmark and tests: wait until every scheduled run has finished."""
-        while tasks := [t for t in self._tasks.values() if not t.done()]:
-            await asyncio.gather(*tasks, return_exceptions=True)
-
     async def _run(self, uri: str, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
@@ -109,67 +129,61 @@ class Diagnostics:
             text, version = document.source, document.version
         except Exception:  # closed meanwhile
             return
-        count = text.count("\n") or text.count("\r")  # C-speed estimate; the exact split happens off the loop
+        count = text.count("\n") or text.count("\r")  # C-speed estimate; the exact split happens in the worker
         count += bool(text) and not text.endswith(("\n", "\r"))
         large = count >= self.server.settings.progress_lines or len(text) >= self.server.settings.progress_bytes
         progress = await Progress.start(self.server, f"Diagnosing {_name(uri)} ({count:,} lines)") if large else None
         started = time.perf_counter()
+        request = {"text": text, "source": uri_to_source(uri), "uri": uri, "version": version,
+                   "utf16": self.server.utf16, "answer": uri in self._answers}
         try:
-            outcome = await self._diagnose(text, uri, version, progress)
+            payload = await run_job(self.server, progress, "document", request)
         except asyncio.CancelledError:
             if progress:
                 progress.end("Superseded by a newer edit")
             raise
-        if outcome is None:  # cancelled by the user or failed (already reported)
+        except EngineStopped as exc:
             if progress:
-                progress.end("Cancelled" if progress.cancelled else "Failed")
+                progress.end("Incomplete: the engine process stopped")
+            if not self.server.engine.closed:
+                self._stopped(uri, version, str(exc))
             return
-        current = self._current_version(uri)
-        if current != version:
-            if progress:
-                progress.end("Superseded by a newer edit")
-            return
-        diagnosis, lines, diagnostics, notification = outcome
-        self.results[uri] = Result(version, diagnosis, lines, 0, diagnostics)
-        send_encoded(self.server.protocol, notification)
-        elapsed = time.perf_counter() - started
-        log.info("diagnosed %s: %d findings in %.3f s", _name(uri), len(diagnostics), elapsed)
-        if progress:
-            progress.end(f"{len(diagnostics)} findings in {elapsed:.1f} s")
-
-    def _diagnose_and_encode(self, text: str, uri: str, version: int | None, utf16: bool) -> tuple[Any, list[str], list[types.Diagnostic], bytes]:
-        """On the engine thread: the diagnosis, its diagnostics and the encoded publish message.
-
-        Converting and encoding 10,000 findings takes most of a second of Python; done on the event
-        loop it held every hover up for that long, here it shares the GIL in small slices."""
-        diagnosis, lines = engine_calls.diagnose_document(text, uri_to_source(uri))
-        diagnostics = to_diagnostics(diagnosis, lines, uri, utf16=utf16)
-        params = types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
-        notification = encode_notification(self.server.protocol, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
-        return diagnosis, lines, diagnostics, notification
-
-    async def _diagnose(self, text: str, uri: str, version: int | None, progress: Progress | None) -> Any:
-        loop = asyncio.get_running_loop()
-        job = loop.run_in_executor(engine_calls.ENGINE_POOL, self._diagnose_and_encode, text, uri, version, self.server.utf16)
-        waits: set[asyncio.Future[Any]] = {job}
-        if progress and progress.cancel_future is not None:
-            waits.add(progress.cancel_future)
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            job.cancel()
-            raise
-        if not job.done():  # the user pressed Cancel; the worker finishes and its result is dropped
-            job.cancel()
-            return None
-        try:
-            return job.result()
-        except Exception as exc:  # the engine's own error; report it in words, keep serving
-            log.exception("engine failed on %s", uri)
+        except EngineFailed as exc:  # the engine's own error; report it in words, keep serving
+            log.error("engine failed on %s: %s", uri, exc)
             self.server.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Error, message=f"mltriage could not diagnose {_name(uri)}: {exc}")
             )
-            return None
+            if progress:
+                progress.end("Failed")
+            self._answer(uri, error=f"{_name(uri)} could not be diagnosed")
+            return
+        if payload is None:  # cancelled by the user
+            progress.end("Cancelled")
+            self._answer(uri, error=f"the diagnosis of {_name(uri)} was cancelled")
+            return
+        if self._current_version(uri) != version:
+            if progress:
+                progress.end("Superseded by a newer edit")
+            return
+        result = self.results[uri] = Result.from_payload(version, payload)
+        send_encoded(self.server.protocol, payload["notification"])
+        if "answer" in payload:
+            self._answer(uri, EncodedJSON(payload["answer"]))
+        elapsed = time.perf_counter() - started
+        log.info("diagnosed %s: %d findings in %.3f s", _name(uri), len(result), elapsed)
+        if progress:
+            progress.end(f"{len(result)} findings in {elapsed:.1f} s")
+
+    def _stopped(self, uri: str, version: int | None, why: str) -> None:
+        """The run could not finish: say so in the document (one diagnostic) and to a command waiting
+        for it, and wait for the next edit (no retry of what may kill the worker again)."""
+        diagnosis = stopped_diagnosis(uri_to_source(uri), why)
+        self.results[uri] = Result(version, diagnosis)
+        log.warning("could not diagnose %s: %s", _name(uri), why)
+        message = f"mltriage could not finish diagnosing this log: {diagnosis.unread[0]['reason']}."
+        notice = {"range": lsp_range((0, 0, 0)), "message": message, "severity": WARNING, "code": INCOMPLETE, "source": SOURCE}
+        send_encoded(self.server.protocol, publish_notification(uri, version, [notice]))
+        self._answer(uri, encoded_answer(diagnosis))
 
     def _current_version(self, uri: str) -> int | None:
         try:
@@ -178,11 +192,28 @@ class Diagnostics:
             return None
 
     # ---- selections ---------------------------------------------------------------------
-    def publish_selection(self, uri: str, diagnosis: Any, selection_lines: list[str], line_offset: int) -> None:
+    def keep_selection(self, uri: str, payload: dict[str, Any]) -> None:
         """Show a diagnosed selection's findings in a document the server does not diagnose itself."""
-        diagnostics = to_diagnostics(diagnosis, selection_lines, uri, line_offset=line_offset, utf16=self.server.utf16)
-        self.results[uri] = Result(self._current_version(uri), diagnosis, selection_lines, line_offset, diagnostics)
-        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+        self.results[uri] = Result.from_payload(self._current_version(uri), payload)
+        send_encoded(self.server.protocol, payload["notification"])
+
+
+async def run_job(server: MltriageServer, progress: Progress | None, kind: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    """An engine job's payload; None when the user pressed Cancel on its progress notification.
+    Cancelling the caller abandons the job (`EngineProcess`)."""
+    job = asyncio.ensure_future(server.engine.run(kind, request))
+    waits: set[asyncio.Future[Any]] = {job}
+    if progress and progress.cancel_future is not None:
+        waits.add(progress.cancel_future)
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        job.cancel()
+        raise
+    if not job.done():
+        job.cancel()
+        return None
+    return job.result()
 
 
 class Progress:
@@ -206,10 +237,6 @@ class Progress:
         self.cancel_future = asyncio.wrap_future(server.work_done_progress.tokens[self.token])
         server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=title, cancellable=True, message="reading log"))
         return self
-
-    @property
-    def cancelled(self) -> bool:
-        return self.cancel_future is not None and self.cancel_future.cancelled()
 
     def end(self, message: str) -> None:
         self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))

@@ -1,22 +1,21 @@
-"""The server's only doorway to the engine, imported lazily so `initialize` answers at once.
+"""The language server's only doorway to the engine, imported lazily so `initialize` answers at once.
 
-All calls run on one worker thread (`ENGINE_POOL`): the event loop keeps answering hovers and
-cancellations while a large log is diagnosed, and diagnoses never race each other for the library.
+Diagnoses of text (`diagnose`) run in the engine worker process (`worker`), one at a time; the
+server process itself only reads the library, for entries (`explain`).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
-from mltriage.lsp.text import editor_lines, normalise
-
-ENGINE_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mltriage-engine")
+from mltriage.lsp.text import normalise
 
 
 def warm_up() -> None:
-    """Load and compile the signature library before the first document arrives."""
+    """Import the engine, load and compile the signature library before the first document arrives."""
+    import mltriage.engine  # noqa: F401
+    import mltriage.engine.attach  # noqa: F401
     from mltriage.library import load_library
 
     load_library()
@@ -31,11 +30,6 @@ def diagnose(text: str, source: str, first_line: int = 1) -> Any:
     diagnosis = diagnose_text(normalise(text), source, first_line=first_line)
     attach_cached_probe(diagnosis)  # the user's last `Run P2P Probe`, never a new GPU run
     return diagnosis
-
-
-def diagnose_document(text: str, source: str) -> tuple[Any, list[str]]:
-    """The diagnosis and the editor's lines of ``text`` (split here, off the event loop)."""
-    return diagnose(text, source), editor_lines(text)
 
 
 def explain(signature: str, facts: dict[str, str] | None) -> str:

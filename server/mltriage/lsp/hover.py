@@ -8,27 +8,26 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
-from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
-from mltriage.lsp.convert import entry_uri
+from mltriage.lsp.convert import Span, entry_uri
 
 # the extension's command that opens an entry URI (the hover's link runs it; the client trusts only it)
 ENTRY_COMMAND = "command:mltriage.showEntry"
 
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
-    from mltriage.lsp.diagnostics import Result
+    from mltriage.lsp.results import Result
 
 
-def findings_at(result: Result, line: int) -> list[tuple[Any, Any]]:
-    """(finding, diagnostic) pairs for a 0-based editor line: the firing line first, then any
-    evidence block (e.g. a traceback) that contains the line."""
+def findings_at(result: Result, line: int) -> list[tuple[int, Span]]:
+    """(finding index, its diagnostic's span) pairs for a 0-based editor line: the firing line
+    first, then any evidence block (e.g. a traceback) that contains the line."""
     exact, inside = [], []
-    for finding, diagnostic in zip(result.diagnosis.findings, result.diagnostics, strict=True):
-        first, last = (n - 1 for n in finding.lines)  # the engine counts the document's lines
-        if finding.line - 1 == line:
-            exact.append((finding, diagnostic))
+    line += 1  # the engine counts the document's lines from 1
+    for index, fired, first, last, span in result.placed():
+        if fired == line:
+            exact.append((index, span))
         elif first <= line <= last:
-            inside.append((finding, diagnostic))
+            inside.append((index, span))
     return exact or inside
 
 
@@ -43,6 +42,8 @@ def _facts_line(finding: Any) -> str:
 def hover_markdown(finding: Any, diagnosis: Any) -> str:
     """The first screen: what happened on this line, the fix (exports one per line), how to verify;
     the full entry one click away."""
+    from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE  # not at import: the server process needs no engine
+
     head = [f"**mltriage** · {finding.title}", f"`{finding.signature}`"]
     if finding.rank is not None:
         head.append(f"rank {finding.rank}")
@@ -90,8 +91,9 @@ def register(server: MltriageServer) -> None:
         pairs = findings_at(result, params.position.line)
         if not pairs:
             return None
-        finding, diagnostic = pairs[0]
+        index, (row, start, end) = pairs[0]
+        markdown = hover_markdown(result.finding(index), result.summary)
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(finding, result.diagnosis)),
-            range=diagnostic.range,
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
+            range=types.Range(start=types.Position(line=row, character=start), end=types.Position(line=row, character=end)),
         )

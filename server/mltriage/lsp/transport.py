@@ -26,7 +26,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
-from mltriage.lsp.framing import FrameReader
+from mltriage.lsp.framing import FrameReader, frame
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -39,23 +39,25 @@ INTERNAL_ERROR = -32603
 _MAX_MESSAGE = 300
 
 
+class EncodedJSON(bytes):
+    """A request's result already encoded as JSON (by the engine process): sent as it is."""
+
+
 class MltriageProtocol(LanguageServerProtocol):
     def _send_response(self, msg_id: Any, result: Any = None, error: ResponseError | None = None) -> None:
+        if error is None and isinstance(result, EncodedJSON):
+            self._result_types.pop(msg_id, None)
+            head = json.dumps({"jsonrpc": "2.0", "id": msg_id}).encode()[:-1]  # without its closing brace
+            send_encoded(self, frame(head + b', "result": ' + result + b"}"))
+            return
         if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
             # pygls logged the traceback where it caught the exception; the client gets one line
             error = ResponseError(code=error.code, message=f"mltriage internal error: {_short(error.message)} (details in the server log)")
         super()._send_response(msg_id, result, error)
 
 
-def encode_notification(protocol: LanguageServerProtocol, method: str, params: Any) -> bytes:
-    """A notification framed and encoded as pygls would send it, off the event loop (safe in a worker
-    thread: it only reads the converter)."""
-    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": protocol._converter.unstructure(params)}).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 def send_encoded(protocol: LanguageServerProtocol, message: bytes) -> None:
-    """Write a message from `encode_notification` (on the event loop, between pygls's own writes)."""
+    """Write an encoded message (`framing.encode_message`) on the event loop, between pygls's own writes."""
     if protocol.writer is not None:
         protocol.writer.write(message)
 

@@ -124,3 +124,10 @@ def view_payload(diagnosis: Diagnosis, text: str | None = None) -> dict[str, Any
             "matrix": probe_matrix_svg(diagnosis.probe) if diagnosis.probe else "",
         },
     }
+
+
+def with_view(diagnosis: Diagnosis, text: str | None = None) -> dict[str, Any]:
+    """The diagnosis JSON (schema v1) plus ``view``: what the editor shows of it."""
+    answer = diagnosis.to_json()
+    answer["view"] = view_payload(diagnosis, text)
+    return answer
