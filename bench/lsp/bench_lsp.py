@@ -120,7 +120,7 @@ def main() -> None:
     p95 = latencies[int(len(latencies) * 0.95) - 1]
     print(f"hover over {len(latencies)} requests: p50 {statistics.median(latencies) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms (goal p95 < 50 ms)")
-    # the same hovers while a 10x larger log is being diagnosed on the engine thread
+    # the same hovers while a 10x larger log is being diagnosed in the engine process
     big_uri = Path(tempfile.gettempdir(), "mltriage-bench-big.log").as_uri()
     big = build_log(args.lines * 10)
     started_big = time.perf_counter()

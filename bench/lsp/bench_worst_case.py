@@ -6,7 +6,9 @@ the library, one 10 MB line, millions of tiny lines, a 100,000-frame traceback, 
 prefixes, NAME=value dumps, a pasted P2P matrix with long digit rows, a huge torchrun summary, NUL
 padding. The CLI is run as a subprocess (`python -m mltriage diagnose FILE --json`, start-up
 included); the server over real stdio with raw JSON-RPC, one hover every 20 ms for as long as the
-diagnosis runs. `--profile` adds the top functions (cProfile, in-process) for inputs over a goal.
+diagnosis runs: the first hover after the didOpen apart (it waits for that message's JSON to be
+parsed), then the median and maximum of the others. `--profile` adds the top functions (cProfile,
+in-process) for inputs over a goal.
 
     python bench/lsp/bench_worst_case.py [--only NAME ...] [--profile] [--no-server]
 """
@@ -92,7 +94,10 @@ def cli_time(path: Path, env: dict[str, str]) -> tuple[float, int, str]:
 
 
 def server_busy_hovers(text: str, cache_dir: str) -> tuple[float, list[float], int]:
-    """(diagnosis time, hover latencies while it ran, findings) for ``text`` opened in the server."""
+    """(diagnosis time, hover latencies while it ran, findings) for ``text`` opened in the server.
+
+    The first hover waits for the server to parse the didOpen's JSON; a hover during which the
+    diagnostics arrived is left out (it measures this client reading them, not the server)."""
     server = Server(cache_dir)
     server.request("initialize", {"processId": os.getpid(), "capabilities": {}, "rootUri": None})
     server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
@@ -109,7 +114,8 @@ def server_busy_hovers(text: str, cache_dir: str) -> tuple[float, list[float], i
     while big_uri not in server.published:
         asked = time.perf_counter()
         answer = server.request("textDocument/hover", {"textDocument": {"uri": small_uri}, "position": position})
-        latencies.append(time.perf_counter() - asked)
+        if big_uri not in server.published:
+            latencies.append(time.perf_counter() - asked)
         assert answer.get("result"), answer
         time.sleep(0.02)
     elapsed = time.perf_counter() - started
@@ -140,7 +146,7 @@ def main() -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "server"), env.get("PYTHONPATH", "")) if p)
     over = []
-    print(f"{'input':34} {'MB':>5} {'CLI s':>7} {'exit':>4}  {'server s':>8} {'hovers':>6} {'hover p50/max ms':>17}  result")
+    print(f"{'input':34} {'MB':>5} {'CLI s':>7} {'exit':>4}  {'server s':>8} {'hovers':>6} {'1st ms':>6} {'then p50/max ms':>16}  result")
     with tempfile.TemporaryDirectory() as scratch:
         env["MLTRIAGE_CACHE_DIR"] = str(Path(scratch, "cache"))
         for name, text in inputs().items():
@@ -154,9 +160,10 @@ def main() -> None:
             slow = cli_s > CLI_GOAL_S
             if not args.no_server:
                 server_s, hovers, _ = server_busy_hovers(text, env["MLTRIAGE_CACHE_DIR"])
-                hovers.sort()
-                worst = hovers[-1] if hovers else 0.0
-                row += f"  {server_s:8.2f} {len(hovers):6} {hovers[len(hovers) // 2] * 1000 if hovers else 0:8.1f}/{worst * 1000:<8.1f}"
+                first, then = (hovers[0], sorted(hovers[1:])) if hovers else (0.0, [])
+                worst = max(hovers, default=0.0)
+                p50 = then[len(then) // 2] * 1000 if then else 0
+                row += f"  {server_s:8.2f} {len(hovers):6} {first * 1000:6.0f} {p50:7.1f}/{(then[-1] if then else 0) * 1000:<8.1f}"
                 slow = slow or worst > HOVER_GOAL_S
             print(f"{row}  {status}", flush=True)
             if slow:

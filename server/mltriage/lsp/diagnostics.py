@@ -140,7 +140,7 @@ class Diagnostics:
             payload = await run_job(self.server, progress, "document", request)
         except asyncio.CancelledError:
             if progress:
-                progress.end("Superseded by a newer edit")
+                progress.end("Stopped: the server is shutting down" if self.server.engine.closed else "Superseded by a newer edit")
             raise
         except EngineStopped as exc:
             if progress:

@@ -91,19 +91,22 @@ class _Worker:
         self.pid = self.process.pid
         self.ready = False
         self.stopping = False  # killed by us: its end is expected, and it takes no new job
-        self._outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         # daemon threads: a write blocked on a stuck worker never holds up the server's exit
         threading.Thread(target=self._send_all, name=f"mltriage-engine-send-{self.pid}", daemon=True).start()
         threading.Thread(target=self._receive_all, args=(engine, loop), name=f"mltriage-engine-receive-{self.pid}", daemon=True).start()
 
-    def send(self, message: tuple) -> None:
-        self._outbox.put(message)  # pickled on the sender thread
+    def send(self, job: _Job) -> None:
+        self._outbox.put(job)  # written by the sender thread
 
     def _send_all(self) -> None:
         stdin = self.process.stdin
-        while (message := self._outbox.get()) is not None:
+        while (job := self._outbox.get()) is not None:
+            request = dict(job.request)
+            text = request.pop("text")
             try:
-                stdin.write(wire.encode(message))
+                stdin.write(wire.encode(("job", job.id, job.kind, request)))
+                wire.write_text(stdin, text)
                 stdin.flush()
             except (OSError, ValueError):  # it died; its reader reports that
                 return
@@ -164,7 +167,8 @@ class EngineProcess:
                 log.error("could not start the engine process: %s", exc)
 
     async def run(self, kind: str, request: dict[str, Any]) -> dict[str, Any]:
-        """The worker's payload for one job (`worker.JOBS`). Cancelling the caller abandons the job."""
+        """The worker's payload for one job (`worker.JOBS`; ``request["text"]`` the text to diagnose).
+        Cancelling the caller abandons the job."""
         if self.closed:
             raise EngineStopped("the server is shutting down")
         job = _Job(next(self._ids), kind, request, asyncio.get_running_loop().create_future())
@@ -196,7 +200,7 @@ class EngineProcess:
         job = self._queue.popleft()
         job.sent = time.monotonic()
         self._running = job
-        self._worker.send(("job", job.id, job.kind, job.request))
+        self._worker.send(job)
 
     def _settled(self, job: _Job) -> None:
         if not job.future.cancelled():

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
+from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.lsp.convert import Span, entry_uri
 
 # the extension's command that opens an entry URI (the hover's link runs it; the client trusts only it)
@@ -42,8 +43,6 @@ def _facts_line(finding: Any) -> str:
 def hover_markdown(finding: Any, diagnosis: Any) -> str:
     """The first screen: what happened on this line, the fix (exports one per line), how to verify;
     the full entry one click away."""
-    from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE  # not at import: the server process needs no engine
-
     head = [f"**mltriage** · {finding.title}", f"`{finding.signature}`"]
     if finding.rank is not None:
         head.append(f"rank {finding.rank}")

@@ -94,6 +94,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     outbox.flush()
     while (message := wire.read(inbox)) is not None:
         _, job, kind, request = message
+        request["text"] = wire.read_text(inbox)
         try:
             payload = JOBS[kind](request)
         except Exception as exc:  # the engine's own error: said in words, and the worker goes on
@@ -116,5 +117,5 @@ def main(parent: int) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         serve(inbox, outbox)
-    except (BrokenPipeError, wire.WireError) as exc:  # the server is gone, or not ours
+    except (BrokenPipeError, EOFError, wire.WireError) as exc:  # the server is gone, or not ours
         log.info("engine worker stops: %s", exc)
