@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from mltriage.lsp.framing import encode_message
+from mltriage.lsp.encode import encode_message
 from mltriage.lsp.text import utf16_column
 
 SOURCE = "mltriage"

@@ -1,4 +1,4 @@
-"""LSP base-protocol framing: a byte stream in, one message body at a time out; a message out, framed.
+"""LSP base-protocol framing: a byte stream in, one message body at a time out.
 
 pygls's own reader accepts only ``Content-Length: N\\r\\n`` byte for byte; after any other header (a
 missing, non-numeric or negative length) it never finds a message boundary again and the server
@@ -12,7 +12,6 @@ most `MAX_BODY_BYTES`, and while looking for the next header only a few bytes ar
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -28,15 +27,6 @@ _BODY_CHUNK = 1 << 24  # large bodies are read in pieces, so a lying header allo
 _HEADER_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
 _KEEP_WHILE_SEARCHING = len(b"content-length :") - 1  # enough to see a header split across reads
-
-
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-def encode_message(message: dict) -> bytes:
-    """A JSON-RPC message framed as the client reads it (ASCII JSON, so its length is its size)."""
-    return frame(json.dumps(message).encode())
 
 
 def content_length(header: bytes) -> tuple[int | None, str]:

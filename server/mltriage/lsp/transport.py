@@ -26,7 +26,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
-from mltriage.lsp.framing import FrameReader, frame
+from mltriage.lsp.encode import frame
+from mltriage.lsp.framing import FrameReader
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -57,7 +58,7 @@ class MltriageProtocol(LanguageServerProtocol):
 
 
 def send_encoded(protocol: LanguageServerProtocol, message: bytes) -> None:
-    """Write an encoded message (`framing.encode_message`) on the event loop, between pygls's own writes."""
+    """Write an encoded message (`encode.encode_message`) on the event loop, between pygls's own writes."""
     if protocol.writer is not None:
         protocol.writer.write(message)
 
