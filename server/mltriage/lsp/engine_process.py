@@ -109,7 +109,11 @@ class _Worker:
                 wire.write_text(stdin, text)
                 stdin.flush()
             except (OSError, ValueError):  # it died; its reader reports that
-                return
+                break
+        try:
+            stdin.close()
+        except OSError:
+            pass
 
     def _receive_all(self, engine: EngineProcess, loop: asyncio.AbstractEventLoop) -> None:
         try:
@@ -119,7 +123,8 @@ class _Worker:
             log.error("engine process %d sent something unreadable (%s); stopping it", self.pid, exc)
             self.process.kill()
         code = self.process.wait()  # reaped here, whoever ended it
-        self._outbox.put(None)
+        self.process.stdout.close()
+        self._outbox.put(None)  # the sender closes stdin
         _post(loop, engine._exited, self, code)
 
     def kill(self) -> None:
