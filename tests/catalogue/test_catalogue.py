@@ -182,3 +182,80 @@ def test_a_tracebacks_innermost_frame_narrows_the_releases():
     assert top.signature == "vllm-p2p-access-test-crashed"
     assert top.catalogue.site == "vllm/distributed/device_communicators/all_reduce_utils.py:404"
     assert d.releases["vllm"] == "vLLM 0.27.0–0.28.0"
+
+
+# PyTorch's C++ side (project libtorch, from Debian's orig tarballs). Rendered from the format strings of
+# libtorch v1.13.1 torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:821 (abortTimedOutCollectives: c10::str
+# "[Rank ", rank_, "] ", "Watchdog caught collective operation timeout: ", work, " ran for ", ...) with the
+# same file's operator<< of WorkNCCL ("WorkNCCL(", "SeqNum=", ..., ", OpType=", ..., ", Timeout(ms)=", ..., ")"),
+# and glog's "[E file:line] " prefix
+WATCHDOG_1_13 = ("[E ProcessGroupNCCL.cpp:821] [Rank 3] Watchdog caught collective operation timeout: "
+                 "WorkNCCL(SeqNum=4178, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1803391 milliseconds before timing out.")
+# v2.6.0 the same file's WorkNCCL::checkTimeout (logPrefix() "[Rank ", rank_, "] "; NumelIn/NumelOut added)
+WATCHDOG_2_6 = ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4178, OpType=ALLREDUCE, "
+                "NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) ran for 600039 milliseconds before timing out.")
+# v1.13.1 c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (no memory fraction set, so the
+# optional "<size> allowed; " piece is empty), as torch.cuda.OutOfMemoryError prints it
+OOM_1_13 = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total "
+            "capacity; 14.50 GiB already allocated; 3.44 MiB free; 14.71 GiB reserved in total by PyTorch) If reserved "
+            "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation "
+            "for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+# v1.13.1 and v2.6.0 torch/csrc/distributed/c10d/socket.cpp SocketListenOp::tryListen:
+# recordError("The server socket has failed to bind to {} {}.", addr, getSocketError()) through C10D_WARNING
+BIND = ("[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:29500 "
+        "(errno: 98 - Address already in use).")
+# v1.13.1 torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK: "NCCL error in: " + __FILE__ + ":" + __LINE__ + ", "
+# + ncclGetErrorWithVersion(result) (ncclGetErrorString + ", NCCL version " + version)
+NCCL_ERROR = ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1229, "
+              "unhandled system error, NCCL version 2.12.10")
+# PyTorch's Python side: torch v2.1.0 torch/distributed/elastic/multiprocessing/api.py SubprocessContext._poll,
+# log.error("failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s", ...) under logging's default format
+ELASTIC_FAILED = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+                  "(pid: 4172) of binary: /usr/bin/python3")
+
+
+def _only(text: str, project: str, kind: str | None = None) -> dict:
+    found = [e for e in _search(text) if e["matched"] and e["project"] == project and kind in (None, e["kind"])]
+    assert len(found) == 1, [e["format"] for e in found]
+    return found[0]
+
+
+def test_search_finds_the_c10d_watchdog_timeout_of_each_release():
+    old = _only(WATCHDOG_1_13, "libtorch")
+    assert old["captured"]["work"].startswith("WorkNCCL(SeqNum=4178") and old["captured"]["timeElapsed_count"] == "1803391"
+    (site,) = old["sites"]
+    assert (site["path"], site["line"], site["function"], site["releases"]) == (
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp", 821, "ProcessGroupNCCL::abortTimedOutCollectives", ["1.13.1"] * 2)
+    assert site["link"] == ("https://github.com/pytorch/pytorch/blob/v1.13.1/"
+                            "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp#L821")
+    new = _only(WATCHDOG_2_6, "libtorch")
+    assert new["id"] != old["id"] and _names(new) == {"2.6.0"}
+    assert new["sites"][0]["function"] == "ProcessGroupNCCL::WorkNCCL::checkTimeout"
+    text = run_cli("catalogue", "search", WATCHDOG_1_13).stdout.decode()
+    assert "ProcessGroupNCCL.cpp:821 narrows it to: PyTorch C++ 1.13.1 (of PyTorch C++, only 1.13.1 and 2.6.0 are catalogued)" in text
+
+
+def test_search_finds_the_caching_allocators_oom_and_c10d_socket_messages():
+    oom = _only(OOM_1_13, "libtorch")
+    assert oom["kind"] == "OutOfMemoryError" and oom["captured"]["format_size_alloc_size"] == "20.00 MiB"
+    assert [(s["path"], s["function"]) for s in oom["sites"]] == [
+        ("c10/cuda/CUDACachingAllocator.cpp", "DeviceCachingAllocator::malloc")]
+    bind = _only(BIND, "libtorch")
+    assert bind["captured"]["getSocketError"] == "(errno: 98 - Address already in use)"
+    assert _names(bind) == {"1.13.1", "2.6.0"}
+    assert {s["path"] for s in bind["sites"]} == {"torch/csrc/distributed/c10d/socket.cpp"}
+    nccl = _only(NCCL_ERROR, "libtorch", "RuntimeError")  # (2.6.0 raises DistBackendError)
+    assert nccl["captured"]["LINE"] == "1229" and nccl["sites"][0]["function"] == "C10D_NCCL_CHECK"
+
+
+def test_search_finds_an_elastic_message_across_torch_releases():
+    entry = _only(ELASTIC_FAILED, "pytorch")
+    assert entry["captured"]["first_failure_exitcode"] == "1"
+    assert entry["present_in"] == "PyTorch 1.9.0–2.14.1"  # torchelastic came into torch in 1.9
+    assert {s["path"] for s in entry["sites"]} == {"torch/distributed/elastic/multiprocessing/api.py"}
+
+
+def test_every_pytorch_release_is_covered():
+    names = [r.name for r in CATALOGUE.releases("pytorch")]
+    assert names[0] == "1.8.0" and names[-1] == "2.14.1" and len(names) == 39
+    assert [r.name for r in CATALOGUE.releases("libtorch")] == ["1.13.1", "2.6.0"]

@@ -184,7 +184,9 @@ def narrow_releases(matches: list[list[CatalogueMatch]]) -> dict[str, set[int]]:
 
 def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) -> str:
     """``vLLM 0.5.4–0.10.1``: runs of releases consecutive in version order (at most three runs).
-    A run that reaches the oldest release catalogued says the log may be older still."""
+    A run that reaches the oldest release catalogued says the log may be older still; for a project
+    whose releases are a sample of upstream's (PyTorch's C++ side), which ones were read is said
+    instead: its runs skip releases nobody read."""
     names = [r.name for r in catalogue.releases(project)]
     order = sorted(range(len(names)), key=lambda i: version_key(names[i]))
     runs: list[list[int]] = []
@@ -201,6 +203,15 @@ def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) ->
         return nice
     parts = [names[a] if a == b else f"{names[a]}–{names[b]}" for a, b in runs[:3]]
     more = f" and {len(runs) - 3} more ranges" if len(runs) > 3 else ""
+    if catalogue.projects.get(project, {}).get("sampled"):
+        read = [names[i] for i in order]
+        if len(read) == 1:
+            listed = f"{read[0]} is"
+        elif len(read) <= 4:
+            listed = ", ".join(read[:-1]) + f" and {read[-1]} are"
+        else:
+            listed = f"{len(read)} releases from {read[0]} to {read[-1]} are"
+        return f"{nice} {', '.join(parts)}{more} (of {nice}, only {listed} catalogued)"
     older = f" (or older: the catalogue starts at {nice} {names[order[0]]})" if runs[0][0] == order[0] else ""
     return f"{nice} {', '.join(parts)}{more}{older}"
 

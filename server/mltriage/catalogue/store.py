@@ -1,6 +1,6 @@
 """The catalogue's data, read lazily: an index of key words, and entry shards loaded on first use.
 
-Nothing is read until a line asks; a line's words pick the few shards (of 64) that can hold an
+Nothing is read until a line asks; a line's words pick the few shards (of 256) that can hold an
 entry for it, so a diagnosis that meets three unexplained error lines reads three small files.
 """
 

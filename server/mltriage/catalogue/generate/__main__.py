@@ -45,7 +45,8 @@ def _source_input(name: str, fetch: bool) -> ProjectInput:
             error = project.fetch(version)
             print(f"fetch {name} {version}: {'ok' if error is None else 'FAILED: ' + error}", flush=True)
     return ProjectInput(name, project.repo, project.source, project.releases(),
-                        sites_of_files(project.files, getattr(project, "c_project", None)))
+                        sites_of_files(project.files, getattr(project, "c_project", None)),
+                        sampled=getattr(project, "sampled", False))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,6 +50,7 @@ class ProjectInput:
     source: str  # where its source came from, said in the README and the data
     releases: list[Release]
     sites_of: Callable[[Release], Iterable[SourceSite]]
+    sampled: bool = False  # the releases are a few of upstream's (whatever source could be had), not a series
 
 
 def sites_of_files(files_of: Callable[[Release], Iterator[tuple[str, str]]],
@@ -174,7 +175,7 @@ def write(projects: list[ProjectInput], out: Path, log: Callable[[str], None] = 
         _write_gzip(out / f"shard-{n:02d}.jsonl.gz", "\n".join(sorted(rows)) + ("\n" if rows else ""))
     _write_gzip(out / "index.json.gz", json.dumps({"schema": SCHEMA, "shards": SHARDS, "keys": sorted(keys)},
                                                   separators=(",", ":")))
-    releases = {p.name: {"repo": p.repo, "source": p.source,
+    releases = {p.name: {"repo": p.repo, "source": p.source, **({"sampled": True} if p.sampled else {}),
                          "releases": [[r.name, r.ref, r.commit, r.date] for r in p.releases]} for p in projects}
     for name, cov in coverage.items():
         cov["entries"] = per_project[name]

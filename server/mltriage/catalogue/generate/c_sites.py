@@ -602,7 +602,7 @@ class _Site:
             stack.extend(node.children)
         if declared is None:
             constant = self.unit.file_constants().get(name)
-            if constant is not None:
+            if constant is not None and not events:  # (``const char* x`` is a pointer to const: assignable)
                 return _Binding([constant], [], known=True, text=True)  # constexpr char const* msg = "..." at file scope
             return _Binding([], [], known=False)  # a parameter or a member: the source does not show it
         # a stream is filled by whatever it is passed to (``isSubtypeOf(t, &why)``, ``print(os)``)

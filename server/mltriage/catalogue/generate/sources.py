@@ -195,6 +195,7 @@ class DebianProject:
     tarballs: tuple[DebianTarball, ...]  # the releases covered, oldest first
     c_project: str  # which of c_sites.PROJECTS reads its C/C++ files
     tag_prefix: str = "v"
+    sampled: bool = True  # the releases Debian happens to ship, with upstream's others between them
 
     @property
     def source(self) -> str:
