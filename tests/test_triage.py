@@ -126,3 +126,26 @@ def test_rank_less_nccl_line_takes_its_rank_from_the_device_index():
     top = d.findings[0]
     assert top.rank == 0 and d.initiating_rank == 0
     assert any("NCCL's device index" in n for n in top.notes)
+
+
+def test_failure_domain_is_named_only_where_there_is_one():
+    """Compute or communication is said of the initiating failure only when it is one of them: a
+    checkpoint loaded without map_location on a CPU-only host is neither (it was called
+    "communication" by default), an NCCL socket failure is communication, a CUDA OOM compute."""
+    from mltriage.engine import diagnose_text
+    from mltriage.library import load_library
+
+    library = load_library()
+
+    def first_sample(rule_id: str) -> str:
+        import tomllib
+
+        with open(library.rules[rule_id].path, "rb") as fh:
+            return tomllib.load(fh)["samples"]["positive"][0]["text"]
+
+    cases = {"torch-load-cuda-device-unavailable": None, "nccl-socket-connect-failed": "communication", "cuda-oom": "compute"}
+    for rule_id, domain in cases.items():
+        d = diagnose_text(first_sample(rule_id))
+        assert d.findings and d.findings[0].signature == rule_id, (rule_id, [f.signature for f in d.findings])
+        assert d.failure_domain == domain, (rule_id, d.failure_domain)
+        assert d.findings[0].area == library.rules[rule_id].area

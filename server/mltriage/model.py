@@ -119,6 +119,7 @@ class Finding:
     caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
     kind: str = "crash"  # the signature's kind: crash | hang | silent-corruption | performance | configuration
     reported_by: str = "worker"  # "launcher": a supervisor's line about a worker, not the worker's own words
+    area: str = ""  # the signature's area (nccl, cuda, torch-distributed, vllm ...); "" for catalogue findings
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     catalogue: CatalogueRef | None = None  # the upstream source site of this message, from the error catalogue
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
@@ -132,6 +133,7 @@ class Finding:
             "signature": self.signature,
             "title": self.title,
             "category": self.category,
+            "area": self.area,
             "severity": self.severity,
             "role": self.role,
             "rank": self.rank,

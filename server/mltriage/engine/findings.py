@@ -196,6 +196,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         signature=rule.id,
         title=title,
         category=rule.category,
+        area=rule.area,
         severity=severity,
         role=role,
         rank=rank,

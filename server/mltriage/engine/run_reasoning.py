@@ -111,7 +111,7 @@ def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, t
     """A finding of a derived signature, raised at ``line`` of ``source`` with these facts."""
     title, root_cause, fix, verify = render_rule_text(rule, facts)
     return Finding(
-        signature=rule.id, title=title, category=rule.category, severity=rule.severity,
+        signature=rule.id, title=title, category=rule.category, area=rule.area, severity=rule.severity,
         role=rule.role, rank=rank, host=None, source=source, lines=(line, line), line=line,
         column_start=0, column_end=len(text), evidence=list(evidence), facts=dict(facts),
         root_cause=root_cause, fix=fix, verify=verify, confidence=rule.confidence, p2p_related=rule.p2p_related,

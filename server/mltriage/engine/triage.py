@@ -31,6 +31,7 @@ from mltriage.numbers import parse_int
 from mltriage.model import Diagnosis, Finding, RankRole
 from mltriage.templates import ranks_text
 
+_COMMUNICATION_AREAS = {"nccl", "torch-distributed", "torchrun"}
 _COMPUTE_CATEGORIES = {"memory", "kernel", "hardware", "program", "numerics", "data", "driver", "correctness"}
 # Failures each rank hits on its own, identically (arguments, config, install): not one rank's doing.
 _SAME_ON_EVERY_RANK = {"configuration", "driver", "launcher"}
@@ -209,8 +210,12 @@ def _classify(d: Diagnosis, ev: Evidence, decision: Decision) -> None:
     primary = decision.finding or root or ev.errors[0]
     domain = decision.domain
     if domain is None:
-        compute = primary.role == "root-cause" and primary.category in _COMPUTE_CATEGORIES
-        domain = "compute" if compute else "communication"
+        if primary.role != "root-cause" or primary.category == "communication" or primary.area in _COMMUNICATION_AREAS:
+            domain = "communication"  # a collateral error is a peer's broken collective
+        elif primary.category in _COMPUTE_CATEGORIES:
+            domain = "compute"
+        # else (a configuration or launcher mistake outside distributed code: a checkpoint's
+        # map_location, a missing package) the failure has no compute/communication side to name
     d.failure_domain = domain
 
 
