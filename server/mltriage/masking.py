@@ -444,7 +444,7 @@ class _Masker:
 # so a fix saying `export HF_TOKEN=<your token>` stays whole; cleared of secrets found elsewhere.
 _RENDERED = frozenset({"title", "root_cause", "fix", "verify"})
 # Names the engine chose or computed (ids, kinds, the inputs' paths, internal links): left alone.
-_NAMES = frozenset({"signature", "category", "severity", "role", "kind", "clock", "reported_by", "source", "sources",
+_NAMES = frozenset({"signature", "category", "area", "severity", "role", "kind", "clock", "reported_by", "source", "sources",
                     "first_error", "block", "probe", "status", "failure_kind", "failure_domain"})
 
 
