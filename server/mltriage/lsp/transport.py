@@ -26,6 +26,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
+from mltriage.lsp.document_sync import DocumentSyncProtocol
 from mltriage.lsp.encode import frame
 from mltriage.lsp.framing import FrameReader
 
@@ -44,7 +45,7 @@ class EncodedJSON(bytes):
     """A request's result already encoded as JSON (by the engine process): sent as it is."""
 
 
-class MltriageProtocol(LanguageServerProtocol):
+class MltriageProtocol(DocumentSyncProtocol):
     def _send_response(self, msg_id: Any, result: Any = None, error: ResponseError | None = None) -> None:
         if error is None and isinstance(result, EncodedJSON):
             self._result_types.pop(msg_id, None)

@@ -1,0 +1,161 @@
+"""Incremental didChange: lines break at CRLF, CR and LF only, columns are in the negotiated
+encoding, ranges outside the text are clamped. Over stdio the server's text is read back through
+where it places the diagnostic of an edited-in error line (its row and the columns of the match)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
+from pytest_lsp import LanguageClient
+
+from conftest import server_env
+from helpers import RawServer, open_document, wait_for_diagnostics
+from mltriage.lsp.app import build_server
+from mltriage.lsp.document_sync import DocumentSyncProtocol, apply_change
+
+# a one-line error the engine places on its whole line (torch 2.x's OOM message, first sentence)
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+MATCH = (OOM.index("CUDA"), OOM.index(" GiB") + 4)  # what the cuda-oom signature's span covers
+EMOJI = "\U0001f600"  # outside the BMP: two UTF-16 units, four UTF-8 bytes, one code point
+
+
+# ---- the edit on its own --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "start", "end", "new", "expected"),
+    [
+        ("a\x0cb\nc\n", (1, 0), (1, 0), "Z", "a\x0cb\nZc\n"),  # a form feed breaks no line
+        ("a\x85b\u2028c\x1cd\nc", (1, 1), (1, 1), "Z", "a\x85b\u2028c\x1cd\ncZ"),
+        ("a\rb\rc", (2, 0), (2, 1), "Z", "a\rb\rZ"),
+        ("a\r\nb\r\nc", (1, 0), (2, 0), "", "a\r\nc"),  # CRLF is one break
+        ("a\r\nb", (0, 1), (1, 0), "", "ab"),  # the whole CRLF goes
+        ("ab\ncd", (1, 1), (0, 1), "-", "a-d"),  # a reversed range is taken in order
+        ("ab\ncd", (0, 9), (0, 9), "Z", "abZ\ncd"),  # past the line's end: its end, not the next line
+        ("ab\ncd", (7, 3), (9, 0), "Z", "ab\ncdZ"),  # past the last line: the end of the text
+        ("ab\ncd\n", (2, 0), (2, 0), "Z", "ab\ncd\nZ"),  # the empty last line exists
+        ("ab\ncd", (-1, -4), (0, 1), "Z", "Zb\ncd"),  # negative: the start
+        ("", (3, 3), (4, 4), "x", "x"),
+    ],
+)
+def test_apply_change(text: str, start, end, new: str, expected: str):
+    assert apply_change(text, start, end, new, "utf-16")[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("encoding", "column"), [("utf-16", 2), (None, 2), ("utf-8", 4), ("utf-32", 1)]
+)
+def test_columns_count_in_the_negotiated_encoding(encoding, column: int):
+    # after the emoji; a column inside it (half a surrogate pair, a partial UTF-8 sequence) stops before it
+    assert apply_change(f"{EMOJI}é", (0, column), (0, column), "|", encoding)[0] == f"{EMOJI}|é"
+    assert apply_change(f"{EMOJI}é", (0, 1), (0, 1), "|", "utf-16")[0] == f"|{EMOJI}é"
+    assert apply_change(f"{EMOJI}é", (0, 5), (0, 5), "|", "utf-8")[0] == f"{EMOJI}é"[:1] + "|é"
+
+
+def test_typing_keeps_its_place_through_the_anchor():
+    # many edits on one line of a long text, each from the last one's anchor; then one before it
+    text, anchor = "".join(f"line {i}\r\n" if i % 3 else f"line {i}\x0c\r" for i in range(200_000)), None
+    for column in range(40):
+        text, anchor = apply_change(text, (150_000, column), (150_000, column), "x", "utf-16", anchor)
+        assert anchor is not None and anchor.line == 150_000
+    text, anchor = apply_change(text, (3, 0), (3, 0), "y", "utf-16", anchor)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    assert lines[150_000] == "x" * 40 + "line 150000\x0c" and lines[3] == "yline 3\x0c"
+
+
+def test_an_lf_joining_a_cr_drops_the_anchor():
+    text, anchor = apply_change("a\rb", (1, 0), (1, 0), "\n", "utf-16")
+    assert text == "a\r\nb" and anchor is None  # line 1 no longer starts where the edit was
+
+
+def test_the_builtin_did_change_is_ours():
+    # pygls 2.1 registers every `lsp_method` of its protocol class by name; ours must take the slot
+    assert LanguageServerProtocol.lsp_text_document__did_change.method_name == types.TEXT_DOCUMENT_DID_CHANGE
+    handler = build_server().protocol.fm.builtin_features[types.TEXT_DOCUMENT_DID_CHANGE]
+    assert handler.__func__ is DocumentSyncProtocol.lsp_text_document__did_change
+
+
+# ---- over stdio -----------------------------------------------------------------------------
+def change(client: LanguageClient, uri: str, version: int, start, end, text: str) -> None:
+    client.diagnostics.pop(uri, None)
+    span = types.Range(start=types.Position(*start), end=types.Position(*end))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(range=span, text=text)],
+        )
+    )
+
+
+async def placed(client: LanguageClient, uri: str) -> list[tuple[int, int, int]]:
+    """(row, start column, end column) of each published diagnostic."""
+    return sorted((d.range.start.line, d.range.start.character, d.range.end.character) for d in await wait_for_diagnostics(client, uri))
+
+
+def oom_at(row: int, units_before: int) -> tuple[int, int, int]:
+    return row, units_before + MATCH[0], units_before + MATCH[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "row"),
+    [("a\x0cb\nc\n", 1), ("a\rb\rc\r", 2), ("a\r\nb\r\nc\r\n", 2), ("a\x0c\u2028b\x85\r\nc", 1)],
+)
+async def test_an_edit_lands_on_the_editors_line(client: LanguageClient, workspace: Path, text: str, row: int):
+    uri = open_document(client, workspace / "edited.log", text=text)
+    assert list(await wait_for_diagnostics(client, uri)) == []
+    change(client, uri, 2, (row, 0), (row, 0), OOM + "\n")
+    assert await placed(client, uri) == [oom_at(row, 0)]
+    change(client, uri, 3, (row, 0), (row, 0), "[rank1]: ")  # a second edit, from the first's place
+    assert await placed(client, uri) == [oom_at(row, 9)]
+
+
+async def test_utf16_columns_after_a_non_bmp_character(client: LanguageClient, workspace: Path):
+    uri = open_document(client, workspace / "emoji.log", text=f"start\n{EMOJI}{EMOJI}{OOM}\n")
+    assert await placed(client, uri) == [oom_at(1, 4)]
+    change(client, uri, 2, (1, 0), (1, 2), "")  # the first emoji: two UTF-16 units
+    assert await placed(client, uri) == [oom_at(1, 2)]
+    change(client, uri, 3, (1, 2), (1, 2), "é")  # after the second one
+    assert await placed(client, uri) == [oom_at(1, 3)]
+
+
+async def test_ranges_outside_the_text_are_clamped(client: LanguageClient, workspace: Path):
+    uri = open_document(client, workspace / "clamped.log", text="start\nend")
+    assert list(await wait_for_diagnostics(client, uri)) == []
+    change(client, uri, 2, (50, 3), (90, 0), "\n" + OOM)  # past the last line: appended to the text
+    assert await placed(client, uri) == [oom_at(2, 0)]
+    change(client, uri, 3, (1, 99), (2, 0), " ")  # past line 1's end: its end, not line 2's start
+    assert await placed(client, uri) == [oom_at(1, 4)]
+    # a full-text change still replaces everything, and ranged edits go on from it
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=4),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="a\x0cb\n" + OOM)],
+        )
+    )
+    assert await placed(client, uri) == [oom_at(1, 0)]
+    change(client, uri, 5, (1, 0), (1, 0), "x")
+    assert await placed(client, uri) == [oom_at(1, 1)]
+
+
+async def test_bad_changes_leave_the_server_serving(workspace: Path):
+    server = await RawServer.start(sys.executable, "-m", "mltriage.server", env=server_env())
+    try:
+        await server.initialize(workspace, {"debounceMs": 0})
+        path = workspace / "bad.log"
+        path.write_text(OOM + "\n")
+        assert await server.diagnostics_for(path)
+        for version, span in enumerate(
+            [{"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": -5}}, {"start": {"line": 0}}], start=2
+        ):
+            server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": path.as_uri(), "version": version}, "contentChanges": [{"range": span, "text": "x"}]}})
+        server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {  # a document never opened
+            "textDocument": {"uri": (workspace / "never.log").as_uri(), "version": 1},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "x"}]}})
+        answer = await server.request("workspace/executeCommand", {"command": "mltriage.diagnoseText", "arguments": [{"uri": path.as_uri()}]})
+        assert [f["line"] for f in answer["result"]["findings"]] == [1]
+    finally:
+        assert await server.stop() == 0
