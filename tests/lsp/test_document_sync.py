@@ -159,3 +159,21 @@ async def test_bad_changes_leave_the_server_serving(workspace: Path):
         assert [f["line"] for f in answer["result"]["findings"]] == [1]
     finally:
         assert await server.stop() == 0
+
+
+async def test_a_client_preferring_utf8_gets_utf16_positions(workspace: Path):
+    """pygls takes a client's first position encoding; the server publishes UTF-16 columns (or code
+    points), so it settles on UTF-16, which every client must accept. Before, a client listing
+    utf-8 first got `positionEncoding: utf-8` and columns in code points after any non-ASCII text."""
+    server = await RawServer.start(sys.executable, "-m", "mltriage.server", env=server_env())
+    try:
+        answer = await server.request("initialize", {"rootUri": workspace.as_uri(), "initializationOptions": {"debounceMs": 0},
+                                                     "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]}}})
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        assert answer["result"]["capabilities"]["positionEncoding"] == "utf-16"
+        path = workspace / "utf8-client.log"
+        path.write_text(f"{EMOJI}é{OOM}\n")
+        (diagnostic,) = await server.diagnostics_for(path)
+        assert (diagnostic["range"]["start"]["character"], diagnostic["range"]["end"]["character"]) == oom_at(0, 3)[1:]
+    finally:
+        assert await server.stop() == 0

@@ -134,11 +134,22 @@ def apply_change(
 
 
 class DocumentSyncProtocol(LanguageServerProtocol):
-    """Replaces pygls's built-in ``didChange`` (its ``lsp_method`` of that name) with `apply_change`."""
+    """Replaces pygls's built-in ``didChange`` (its ``lsp_method`` of that name) with `apply_change`,
+    and makes ``initialize`` settle on UTF-16 positions."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._anchors: weakref.WeakKeyDictionary[TextDocument, Anchor] = weakref.WeakKeyDictionary()
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        """Positions are always counted in UTF-16, the one encoding every client must accept: pygls
+        would take a client's first preference (UTF-8 for some), while the columns the server publishes
+        and reads are UTF-16 or code points only (``LanguageServer.utf16``)."""
+        general = params.capabilities.general
+        if general is not None and general.position_encodings:
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
+        return (yield from super().lsp_initialize(params))
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
