@@ -72,7 +72,11 @@ class HyperscanPrefilter(Prefilter):
         if path is not None:
             from mltriage.library import write_cache_file  # lazily: the library module imports the engine's
 
-            write_cache_file(path, _hs.dumpb(db))
+            try:
+                data = _hs.dumpb(db)
+            except Exception:  # a database that cannot be serialised is still used, only not cached
+                return db
+            write_cache_file(path, data)
         return db
 
     def matches(self, block: bytes) -> list[tuple[int, int]]:

@@ -279,9 +279,14 @@ class Scanner:
             run, began = self._barren_run.get(phrase, (0, here))
             self._barren_run[phrase] = (run + 1, began)
             if run + 1 >= FLOOD_LANDINGS and (run + 1) * FLOOD_SHARE >= here - began:
-                self._saturated.add(phrase)
-                self._gone_quiet_ids.add(n)
+                self._go_quiet(n)
                 self.flooded[phrase] = (self.source.name, line_no)
+
+    def _go_quiet(self, n: int) -> None:
+        """Literal ``n`` is no longer landed on: skipped in the rest of this block, and recompiled out
+        of the pre-filter at the next one."""
+        self._saturated.add(self._literal_text[n])
+        self._gone_quiet_ids.add(n)
 
     def _keep_tail(self, block: bytes) -> None:
         """The input's last bytes, for its last lines. NUL padding (what a crashed writer leaves)
@@ -446,8 +451,7 @@ class Scanner:
             for lit in present & CATALOGUE_BUDGETS.keys():
                 seen = self._catalogue_counts[lit] = self._catalogue_counts.get(lit, 0) + 1
                 if seen == CATALOGUE_BUDGETS[lit]:
-                    self._saturated.add(lit)
-                    self._gone_quiet_ids.add(self._id_of[lit])
+                    self._go_quiet(self._id_of[lit])
         seen: set[str] = set()
         candidates = self._triggers if present is None else [t for t in present if t in index]
         timed = len(message) > TIMED_MESSAGE and self.budget_spent_at is None

@@ -216,6 +216,21 @@ def _readable_scripts(ls: MltriageServer, candidates):
         yield candidate, uri, text
 
 
+def _script_action(ls: MltriageServer, diagnostic: types.Diagnostic, title: str, fix: dict[str, Any], preferred: bool,
+                   reveal: types.Command, edit) -> types.CodeAction:
+    """A quick fix that changes a launch script: with ``reveal_edits`` the client opens the script and
+    makes the change unsaved, for the user to review (an edit applied by the editor itself would be
+    saved by "files.refactoring.autoSave"); else the workspace edit, now (``edit()``) or at resolve
+    (``edit`` None)."""
+    action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                              is_preferred=preferred, data=fix)
+    if ls.settings.reveal_edits:
+        action.command = reveal
+    elif edit is not None:
+        action.edit = edit()
+    return action
+
+
 def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str, Any], resolve_later: bool) -> list[types.CodeAction]:
     signature, title = data["signature"], str(data.get("title") or data["signature"])
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
@@ -231,20 +246,11 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
                 continue
             names = ", ".join(missing)
             fix = {"script": uri, "env": env, "signature": signature, "title": title}
-            action = types.CodeAction(
-                title=f"mltriage: add `export {names}` to {_relative(candidate.path, roots)}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                is_preferred=preferred,
-                data=fix,
-            )
-            if ls.settings.reveal_edits:
-                # the client opens the script, inserts the lines unsaved and shows them (an edit
-                # applied by the editor itself would be saved by "files.refactoring.autoSave")
-                action.command = types.Command(title="Add exports", command=APPLY_COMMAND, arguments=[fix])
-            elif not resolve_later:
-                action.edit = exports_edit(ls, uri, env, signature, title)
-            actions.append(action)
+            actions.append(_script_action(
+                ls, diagnostic, f"mltriage: add `export {names}` to {_relative(candidate.path, roots)}", fix, preferred,
+                types.Command(title="Add exports", command=APPLY_COMMAND, arguments=[fix]),
+                None if resolve_later else lambda: exports_edit(ls, uri, env, signature, title),
+            ))
             preferred = False
     # beside the exports: each flag on the command line of the scripts that run its program
     for flag in flags:
@@ -253,18 +259,11 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
             if not flag_edits(text, flag):
                 continue  # runs no such program, or has the flag already
             fix = {"script": uri, "flag": flag.to_json()}
-            action = types.CodeAction(
-                title=f"mltriage: add `{flag.argument}` to `{flag.command}` in {_relative(candidate.path, roots)}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                is_preferred=preferred,
-                data=fix,
-            )
-            if ls.settings.reveal_edits:
-                action.command = types.Command(title="Add flag", command=APPLY_FLAG_COMMAND, arguments=[fix])
-            elif not resolve_later:
-                action.edit = flag_edit(ls, uri, flag)
-            actions.append(action)
+            actions.append(_script_action(
+                ls, diagnostic, f"mltriage: add `{flag.argument}` to `{flag.command}` in {_relative(candidate.path, roots)}",
+                fix, preferred, types.Command(title="Add flag", command=APPLY_FLAG_COMMAND, arguments=[fix]),
+                None if resolve_later else lambda: flag_edit(ls, uri, flag),
+            ))
             preferred = False
             offered += 1
             if offered >= MAX_SCRIPT_ACTIONS:
