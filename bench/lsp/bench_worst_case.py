@@ -60,6 +60,11 @@ def inputs() -> dict[str, str]:
                      f"    return forward_call(*args, **kwargs)\n" for n in range(1, 60_000))
     ranks = "".join(f"[rank{r}]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n"
                     f"[rank{r}]:[E ProcessGroupNCCL.cpp:523] Watchdog caught collective operation timeout\n" for r in range(60_000))
+    # the same failure with a different SeqNum on every rank: no two ranks fold into one finding
+    # (PyTorch 2.x ProcessGroupNCCL.cpp's watchdog line, as in torch-nccl-watchdog-timeout's samples)
+    distinct = "".join(f"[rank{r}]:[E1130 09:41:07.412904512 ProcessGroupNCCL.cpp:688] [Rank {r}] Watchdog caught collective "
+                       f"operation timeout: WorkNCCL(SeqNum={1000 + r}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                       f"Timeout(ms)=600000) ran for 600044 milliseconds before timing out.\n" for r in range(60_000))
     summary = ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n" + "=" * 60 + "\nFailures:\n"
                + "".join(f"[{r}]:\n  time      : 2024-01-01_00:00:00\n  host      : node{r}\n  rank      : {r} (local_rank: {r % 8})\n"
                          f"  exitcode  : -9 (pid: {10_000 + r})\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID {10_000 + r}\n"
@@ -71,6 +76,7 @@ def inputs() -> dict[str, str]:
         "2M-short-error-lines": _lines("Error: x"),
         "deep-traceback": ("Traceback (most recent call last):\n" + frames)[: SIZE - 40] + "\nRuntimeError: CUDA error: out of memory\n",
         "100k-ranks-prefixes": ranks[:SIZE],
+        "ranks-with-distinct-facts": distinct[:SIZE],
         "64KB-lines-of-NAME=value": _lines(_fill("NCCL_SOCKET_IFNAME=eth0 WANDB_API_KEY=abcdef0123456789 ", 65_536)),
         "64KB-lines-of-frames": _lines(_fill('File "a.py", line 1, in all_reduce ', 65_536)),
         "p2p-matrix-long-rows": "P2P Connectivity Matrix\n" + _lines("     0 " + " ".join("1" * 28 for _ in range(2000))),

@@ -351,6 +351,9 @@ def clip(text: str, limit: int) -> str:
     return text[:start]
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})  # no text in them
+
+
 @dataclass
 class _Masker:
     """Masks the texts of one diagnosis; remembers each secret it found, to mask it wherever else it
@@ -400,10 +403,13 @@ class _Masker:
         kind = type(value)  # exact types first: a 40,000-entry launcher list is walked here
         if kind is str:
             return mask(value)
+        if kind in _SCALARS:
+            return value
         if kind is dict or isinstance(value, dict):
-            return {k: mask(v) if type(v) is str else self._deep(v, mask) for k, v in value.items()}
+            return {k: mask(v) if type(v) is str else v if type(v) in _SCALARS else self._deep(v, mask)
+                    for k, v in value.items()}
         if kind is list or kind is tuple or isinstance(value, (list, tuple)):
-            return kind(mask(v) if type(v) is str else self._deep(v, mask) for v in value)
+            return kind(mask(v) if type(v) is str else v if type(v) in _SCALARS else self._deep(v, mask) for v in value)
         if isinstance(value, str):
             return mask(value)
         if is_dataclass(value) and not isinstance(value, type):  # a fix's launch flags: typed records of text

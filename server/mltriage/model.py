@@ -123,10 +123,35 @@ class Finding:
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     catalogue: CatalogueRef | None = None  # the upstream source site of this message, from the error catalogue
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
+    # internal: for a finding many ranks share (engine/rank_groups.py), each rank's own line
+    rank_lines: dict[int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_error(self) -> bool:
         return self.severity in ERROR_SEVERITIES
+
+    @property
+    def reporting_ranks(self) -> list[int]:
+        """Every rank this finding speaks for: one, or all those of a failure many ranks shared."""
+        if self.ranks:
+            return self.ranks
+        return [self.rank] if self.rank is not None else []
+
+    def line_of(self, rank: int) -> int:
+        """Where ``rank`` reported it (a shared finding cites its first rank's line)."""
+        return self.rank_lines.get(rank, self.line) if self.rank_lines else self.line
+
+    @property
+    def rank_label(self) -> str | None:
+        """"rank 3", or for a failure many ranks shared "40,000 ranks (0–39999)"."""
+        ranks = self.reporting_ranks
+        if len(ranks) > 1:
+            from mltriage.templates import ranks_text
+
+            listed = ranks_text(ranks)
+            listed = listed if len(listed) <= 60 else listed[:57].rsplit(", ", 1)[0] + ", …"
+            return f"{len(ranks):,} ranks ({listed})"
+        return f"rank {ranks[0]}" if ranks else None
 
     def to_json(self) -> dict[str, Any]:
         return {

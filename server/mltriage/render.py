@@ -24,10 +24,24 @@ class _Paint:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
+def _rank_rows(roles: list) -> list[tuple[int, int, object]]:
+    """Consecutive ranks that failed alike (same role, first error and file) share one row: a job
+    of 40,000 ranks that all timed out is one line, not 40,000."""
+    rows: list[tuple[int, int, object]] = []
+    for r in sorted(roles, key=lambda r: r.rank):
+        if rows:
+            first, last, head = rows[-1]
+            if r.rank == last + 1 and (r.role, r.first_error, r.source) == (head.role, head.first_error, head.source):
+                rows[-1] = (first, r.rank, head)
+                continue
+        rows.append((r.rank, r.rank, r))
+    return rows
+
+
 def _where(f: Finding) -> str:
     first, last = f.lines
     lines = f"{first}" if first == last else f"{first}-{last}"
-    rank = f"rank {f.rank} · " if f.rank is not None else ""
+    rank = f"{f.rank_label} · " if f.rank_label else ""
     host = f"host {f.host} · " if f.host else ""
     return f"{rank}{host}{f.source}:{lines}"
 
@@ -71,7 +85,7 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         for f in errors:
             grouped[f.signature].append(f)
         for sig, group in grouped.items():
-            ranks = sorted({f.rank for f in group if f.rank is not None})
+            ranks = sorted({r for f in group for r in f.reporting_ranks})
             who = f"rank{'s' if len(ranks) > 1 else ''} {_ranks_text(ranks)}: " if ranks else ""
             first = group[0]
             out.append(f"  {p('•', 'yellow')} {who}{first.title} [{sig}] ×{sum(f.count for f in group)}")
@@ -95,12 +109,16 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
     if len(d.ranks) > 1:
         out.append(p("Ranks:", "bold"))
         out.append(f"  {'rank':>5}  {'role':<10}  {'first error':<34}  where")
-        for r in d.ranks[:64]:
+        rows = _rank_rows(d.ranks)
+        for first, last, r in rows[:64]:
             role = p(f"{r.role:<10}", "red" if r.role == "initiator" else ("yellow" if r.role == "collateral" else "dim"))
             where = f"{Path(r.source).name}:{r.first_line}" if r.source and r.first_line else ""
-            out.append(f"  {r.rank:>5}  {role}  {(r.first_error or '-'):<34}  {where}")
-        if len(d.ranks) > 64:
-            out.append(f"  … {len(d.ranks) - 64} more ranks (see --json)")
+            if last != first:
+                where = f"{where} (first of them)" if where else ""
+            who = f"{first}" if first == last else f"{first}–{last}"
+            out.append(f"  {who:>5}  {role}  {(r.first_error or '-'):<34}  {where}")
+        if len(rows) > 64:
+            out.append(f"  … {sum(last - first + 1 for first, last, _ in rows[64:])} more ranks (see --json)")
         out.append("")
     if d.flight_recorder:
         out.append(p("Flight Recorder (per rank):", "bold"))

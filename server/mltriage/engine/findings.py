@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import replace
 from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
+from mltriage.engine.rank_groups import RankGroup, folded_note
 from mltriage.engine.scanner import Hit, Scanner, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
 from mltriage.library import Rule
@@ -68,6 +70,14 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         lines_by_stream.setdefault(h.stream, []).append(h.line)
         if h.rule.reported_by != "launcher":
             worker_lines_by_stream.setdefault(h.stream, []).append(h.line)
+    groups = scanner.rank_groups
+    for group in groups.values():  # a folded rank's line explains like its hit would have
+        rule = group.first.rule
+        if not rule.fallback:
+            for stream, line in group.members:
+                lines_by_stream.setdefault(stream, []).append(line)
+                if rule.reported_by != "launcher":
+                    worker_lines_by_stream.setdefault(stream, []).append(line)
     for lines in (*lines_by_stream.values(), *worker_lines_by_stream.values()):
         lines.sort()
 
@@ -75,18 +85,19 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         return id(block) in blocks_hit or _any_between(lines_by_stream.get(block.stream), block.start,
                                                        block.end + FALLBACK_REACH)
 
-    def explained_line(hit: Hit) -> bool:
+    def explained_line(stream: tuple, line: int) -> bool:
         # a launcher's report about a worker explains nothing about the worker's own error line
-        return (_any_between(lines_by_stream.get(hit.stream), hit.line, hit.line)
-                or _any_between(worker_lines_by_stream.get(hit.stream), hit.line - NEARBY_LINES, hit.line + NEARBY_LINES))
+        return (_any_between(lines_by_stream.get(stream), line, line)
+                or _any_between(worker_lines_by_stream.get(stream), line - NEARBY_LINES, line + NEARBY_LINES))
 
     hits = [
         h for h in hits
-        if not (h.rule.fallback and (explained(h.block) if h.block is not None else explained_line(h)))
+        if not (h.rule.fallback and (explained(h.block) if h.block is not None else explained_line(h.stream, h.line)))
         and not (h.rule.id == EXCEPTION_LINE_RULE and h.block is not None)  # a traceback's last line: that layer speaks
     ]
     merged: dict[tuple, Finding] = {}
     order: list[tuple] = []
+    group_of: dict[tuple, tuple] = {}
     for hit in hits:
         key = hit_key(hit.rule.id, hit.source.name, hit.stream[1], hit.facts)
         finding = merged.get(key)
@@ -96,10 +107,60 @@ def build_findings(scanner: Scanner) -> list[Finding]:
             continue
         merged[key] = _finding_from_hit(hit)
         order.append(key)
+        if hit.group is not None and hit.group in groups:
+            group_of[key] = hit.group
     for key, extra in scanner.repeats.items():
         if key in merged:
             merged[key].count += extra
-    return [merged[k] for k in order]
+    folded = _fold_rank_groups(merged, order, group_of, groups, explained_line)
+    return [merged[k] for k in order if k not in folded]
+
+
+def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of: dict[tuple, tuple],
+                      groups: dict[tuple, RankGroup], explained_line) -> set[tuple]:
+    """Each group of ranks that failed alike becomes one finding: its first rank's, listing them all.
+    Returns the keys of the findings folded into another."""
+    individual: dict[tuple, list[tuple]] = {}
+    for key in order:
+        if key in group_of:
+            individual.setdefault(group_of[key], []).append(key)
+    folded: set[tuple] = set()
+    for gkey, group in groups.items():
+        first = group.first
+        members = group.members
+        if first.rule.fallback:  # rank by rank, a specific hit nearby may explain it
+            members = [m for m in members if not explained_line(m[0], m[1])]
+            hits = len(members)  # (a member's repeats are not told apart: one hit each)
+        else:
+            hits = group.hits
+        if not members:
+            continue
+        keys = individual.get(gkey, [])
+        if keys:
+            finding, others = merged[keys[0]], [merged[k] for k in keys[1:]]
+            finding.count += hits
+        else:  # every full hit of the group was explained away: its first standing rank speaks for it
+            if len(members[0]) > 2:
+                stream, line, start, end, text = members[0]
+                first = replace(first, stream=stream, line=line, column_start=start, column_end=end, text=text,
+                                block=None)
+            finding, others = _finding_from_hit(first), []
+            finding.count = hits
+            merged[("rank-group", gkey)] = finding
+            order.append(("rank-group", gkey))
+        lines = {finding.rank: finding.line} if finding.rank is not None else {}
+        for other in others:
+            finding.count += other.count
+            if other.rank is not None:
+                lines.setdefault(other.rank, other.line)
+        for member in members:
+            lines.setdefault(member[0][1], member[1])
+        folded.update(keys[1:])
+        finding.ranks = sorted(lines)
+        finding.rank_lines = lines
+        if len(finding.ranks) > 1:
+            finding.notes.append(folded_note(finding.ranks, finding.rank))
+    return folded
 
 
 _PY_WARNING = re.compile(r"^(?:WARNING:[\w.]+:|\S+:\d+: \w*Warning: |\w*Warning: )")

@@ -20,6 +20,7 @@ from mltriage.command_line import with_flags
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
+from mltriage.templates import ranks_text
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
 from mltriage.engine.findings import render_rule_text
@@ -204,7 +205,7 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
     errors = [f for f in findings if f.is_error]
     if not errors or any(f.role == "root-cause" and f.reported_by != "launcher" for f in errors):
         return None
-    erring = {f.rank for f in errors if f.rank is not None and f.reported_by != "launcher"}
+    erring = {r for f in errors if f.reported_by != "launcher" for r in f.reporting_ranks}
     done = {key: mark for key, mark in run.finished.items() if key[1] is not None and key[1] not in erring}
     if not erring or not done:
         return None
@@ -217,7 +218,7 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
     if rule is None:
         return None
     first_peer = min(after, key=lambda f: (f.source != source, f.line))
-    facts = {"rank": str(rank), "peer_ranks": ", ".join(str(r) for r in sorted(erring)), "peer_error": first_peer.title}
+    facts = {"rank": str(rank), "peer_ranks": ranks_text(erring), "peer_error": first_peer.title}
     notes = [f"rank {rank} printed that it finished at line {mark.line}: {clip(mark.text, 160)}",
              f"ranks {facts['peer_ranks']} then failed waiting for it: {first_peer.title} ({first_peer.source}:{first_peer.line})"]
     evidence = [mark.text, first_peer.evidence[-1] if first_peer.evidence else ""]

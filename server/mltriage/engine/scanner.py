@@ -25,6 +25,7 @@ from mltriage.engine import timed_regex
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
+from mltriage.engine.rank_groups import GROUP_DETAIL, MAX_MEMBERS, GroupKey, RankGroup, group_key
 from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, MARKERS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
 from mltriage.engine.tracebacks import (
@@ -89,6 +90,7 @@ class Hit:
     timestamp: float | None
     clock: str | None = None  # "wall" (full date) or "time" (time of day only): which times compare
     partial: bool = False  # only a trigger matched: a wording the patterns do not know, so no facts
+    group: GroupKey | None = None  # the rank group (same failure on many ranks) this hit's rank belongs to
 
 
 _FRAME_ONLY = frozenset({FRAME_MARKER})
@@ -139,6 +141,11 @@ class Scanner:
         self._streams_with_error: set[StreamKey] = set()  # streams (source, rank) that have an error hit kept
         self.hits_per_key: dict[tuple, int] = {}  # (rule, source, rank, pid) -> hits seen
         self.repeats: dict[tuple, int] = {}  # hits beyond HITS_PER_KEY, only counted
+        # one failure on many ranks: past GROUP_DETAIL ranks of a group, a rank is a number and a line
+        self.rank_groups: dict[GroupKey, RankGroup] = {}
+        self._group_sizes: dict[GroupKey, int] = {}  # group -> ranks kept as full hits
+        self._folded_keys: dict[tuple, RankGroup] = {}  # hit key of a folded rank -> its group
+        self.folded_members = 0
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
         self.tracebacks = TracebackTracker()
         self.worker_failures: list[tuple[str, WorkerFailure]] = []  # (source, entry) from torchrun summaries
@@ -224,6 +231,13 @@ class Scanner:
         while pos < size:
             while i < n_starts and starts[i] < pos:
                 i += 1
+            if self.summary is not None and not self.open_blocks:
+                limit = starts[i] if i < n_starts else size
+                after, read = self.summary.feed_fields(block, pos, limit, MAX_LINE_FOR_MATCHING)
+                if read:
+                    base += block.count(b"\n", counted, pos) + read
+                    counted = pos = after
+                    continue
             if self.open_blocks or self.summary is not None:
                 end = block.find(b"\n", pos)
                 end = size if end == -1 else end
@@ -353,6 +367,12 @@ class Scanner:
             self.summary = None
 
     def _summary_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
+        if not has_trigger and block[start:start + 1] in (b" ", b"\t") and end - start <= MAX_LINE_FOR_MATCHING:
+            # an entry's field line (40,000 workers: 240,000 of them): no prefix, no section title
+            # and nothing to match, only the field to read
+            if not self.summary.feed(clean_line(block[start:end]), line_no):
+                self._close_summary()
+            return
         text = self._line_text(block, start, end, start)
         ctx = parse_prefixes(text)
         section = section_for(ctx.message)
@@ -493,6 +513,14 @@ class Scanner:
     def _match_rule(self, rule: Rule, trigger: str, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
                     patterns: bool = True) -> None:
         message = ctx.message
+        if stream[1] is not None and not rule.requires:
+            key = (rule.id, self.source.name, stream[1], None)
+            if key in self._folded_keys or self.hits_per_key.get(key, 0) >= HITS_PER_KEY:
+                # this rank's hits of this signature are only counted from here on: its trigger
+                # phrase counts one more, without running the patterns (a rank folded into a
+                # group, or past HITS_PER_KEY)
+                self._record_count(key)
+                return
         if not patterns:  # the regex budget is spent: the trigger phrase alone decides
             if trigger in message and rule.fires_alone(trigger) and not rule.require_sources:
                 self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
@@ -526,9 +554,24 @@ class Scanner:
         key = hit_key(rule.id, self.source.name, stream[1], facts)
         seen = self.hits_per_key.get(key, 0)
         self.hits_per_key[key] = seen + 1
+        if seen:
+            folded = self._folded_keys.get(key)
+            if folded is not None:
+                folded.hits += 1
+                return
         if seen >= HITS_PER_KEY:
             self.repeats[key] = self.repeats.get(key, 0) + 1
             return
+        group = None
+        if seen == 0:
+            in_traceback = block is not None or stream in self.open_blocks
+            group = group_key(rule, self.source.name, stream, facts, in_traceback, self.summary is not None)
+            if group is not None:
+                kept = self._group_sizes.get(group, 0)
+                if kept >= GROUP_DETAIL and self.folded_members < MAX_MEMBERS:
+                    self._fold(group, key, rule, m, text, ctx, stream, line_no, partial, facts)
+                    return
+                self._group_sizes[group] = kept + 1
         if len(self.hits) >= MAX_HITS:
             # The cap bounds memory, but never takes a rank's first error: triage needs every rank's
             # (the culprit's may come after 20,000 hits of other ranks). Those are bounded separately.
@@ -539,28 +582,63 @@ class Scanner:
                 return
         if rule.severity in ERROR_SEVERITIES and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS:
             self._streams_with_error.add(stream)
+        self.hits.append(self._hit(rule, m, text, ctx, stream, line_no, partial, facts, block, group))
+
+    def _record_count(self, key: tuple) -> None:
+        """One more hit of a key that is only counted (see ``_record``)."""
+        self.record_calls += 1
+        self.hits_per_key[key] += 1
+        folded = self._folded_keys.get(key)
+        if folded is not None:
+            folded.hits += 1
+        else:
+            self.repeats[key] = self.repeats.get(key, 0) + 1
+
+    def _fold(self, group: GroupKey, key: tuple, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey,
+              line_no: int, partial: str | None, facts: dict[str, str]) -> None:
+        """One more rank of a failure many ranks share: its number and line, no hit of its own."""
+        folded = self.rank_groups.get(group)
+        if folded is None:
+            hit = self._hit(rule, m, text, ctx, stream, line_no, partial, facts, None, group)
+            folded = self.rank_groups[group] = RankGroup(hit)
+        else:
+            self._timestamp(stream, ctx)  # the stream's clock stays current for its later lines
+        if rule.fallback:  # this rank's hit may be explained away: it keeps what its finding would cite
+            start, end = self._span(m, partial, ctx)
+            folded.members.append((stream, line_no, ctx.offset + start, ctx.offset + end, clip(text, 2048)))
+        else:
+            folded.members.append((stream, line_no))
+        folded.hits += 1
+        self._folded_keys[key] = folded
+        self.folded_members += 1
+
+    @staticmethod
+    def _span(m, partial: str | None, ctx: LineContext) -> tuple[int, int]:
+        """Where in the message the hit is: the pattern's match, else its trigger phrase."""
         if m is not None:
-            start, end = m.start(), m.end()
-        elif partial is not None:  # trigger only: the trigger's own span
+            return m.start(), m.end()
+        if partial is not None:  # trigger only: the trigger's own span
             start = ctx.message.find(partial)
-            end = start + len(partial)
-        else:  # raised by the scanner's own structure (a headerless traceback): the whole message
-            start, end = 0, len(ctx.message)
+            return start, start + len(partial)
+        return 0, len(ctx.message)  # raised by the scanner's own structure (a headerless traceback)
+
+    def _hit(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int, partial: str | None,
+             facts: dict[str, str], block: TracebackBlock | None, group: GroupKey | None) -> Hit:
+        start, end = self._span(m, partial, ctx)
         when, clock = self._timestamp(stream, ctx)
-        self.hits.append(
-            Hit(
-                rule=rule,
-                source=self.source,
-                stream=stream,
-                line=line_no,
-                column_start=ctx.offset + start,
-                column_end=ctx.offset + end,
-                text=clip(text, 2048),
-                context=ctx,
-                facts=facts,
-                block=block or self.open_blocks.get(stream) or self.tracebacks.continued(stream, ctx.message, line_no),
-                timestamp=when,
-                clock=clock,
-                partial=partial is not None,
-            )
+        return Hit(
+            rule=rule,
+            source=self.source,
+            stream=stream,
+            line=line_no,
+            column_start=ctx.offset + start,
+            column_end=ctx.offset + end,
+            text=clip(text, 2048),
+            context=ctx,
+            facts=facts,
+            block=block or self.open_blocks.get(stream) or self.tracebacks.continued(stream, ctx.message, line_no),
+            timestamp=when,
+            clock=clock,
+            partial=partial is not None,
+            group=group,
         )

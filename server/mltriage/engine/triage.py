@@ -139,7 +139,7 @@ def _gather(d: Diagnosis, workers: list[WorkerFailure], ranks_seen: set[int], tr
     _attribute_ranks_from_facts(d.findings, ranks_seen, workers)
     errors = [f for f in d.findings if _is_error(f)]
     all_ranks = sorted(
-        {f.rank for f in d.findings if f.rank is not None}
+        {r for f in d.findings for r in f.reporting_ranks}
         | ranks_seen
         | {w.rank for w in workers if w.rank is not None}
         | _ranks_from_facts(d.findings)
@@ -164,7 +164,7 @@ def _explain(d: Diagnosis, ev: Evidence, decision: Decision) -> str:
     root = d.root_cause
     if not chain and root is not None:
         # no rank stands out: say what failed, and that the evidence does not single out a rank
-        ranks = sorted({f.rank for f in d.findings if f.signature == root.signature and f.rank is not None})
+        ranks = sorted({r for f in d.findings if f.signature == root.signature for r in f.reporting_ranks})
         where = f" on ranks {ranks_text(ranks)}" if len(ranks) > 1 else ""
         chain.append(f"{root.title}{where} ({_where(root)}); the evidence does not single out one initiating rank")
     followers = [
@@ -172,7 +172,7 @@ def _explain(d: Diagnosis, ev: Evidence, decision: Decision) -> str:
         if f.rank is not None and f.rank != initiator
         and (initiator is not None or (f.role == "collateral" and (root is None or f.signature != root.signature)))
     ]
-    collateral = sorted({f.rank for f in followers})
+    collateral = sorted({r for f in followers for r in f.reporting_ranks if r != initiator})
     if collateral:
         kinds = list(dict.fromkeys(f.title for f in followers))
         seqs = sorted({s for f in followers if (s := _seq(f)) is not None})
@@ -228,14 +228,14 @@ def _own_root_cause(ev: Evidence):
     if not roots:
         return None, "", None
     first = roots[0]  # findings arrive ordered: earliest root cause first
-    same = {f.rank for f in roots if f.signature == first.signature}
+    same = {r for f in roots if f.signature == first.signature for r in f.reporting_ranks}
     if first.rank is None:
         if not any(f.rank is not None for f in roots):
             if len(all_ranks) <= 1:
                 return None, f"{first.title} ({_where(first)})", first
             return None, "", None  # a multi-rank job: let rank-level evidence decide
         first = next(f for f in roots if f.rank is not None)
-        same = {f.rank for f in roots if f.signature == first.signature}
+        same = {r for f in roots if f.signature == first.signature for r in f.reporting_ranks}
     if len(same) > 1 and len(same) * 2 >= max(len(all_ranks), 2):
         return None, "", None  # a failure most ranks share says nothing about who started it
     host = f" on {first.host}" if first.host else ""
@@ -253,7 +253,8 @@ def _odd_one_out(ev: Evidence):
             per_rank: dict[int, Finding] = {}
             for f in group:
                 if f.facts.get(fact):
-                    per_rank.setdefault(f.rank, f)
+                    for r in f.reporting_ranks:  # (the ranks of a shared finding share its facts)
+                        per_rank.setdefault(r, f)
             if len(per_rank) < 3:
                 continue
             values = {r: f.facts[fact] for r, f in per_rank.items()}
@@ -274,10 +275,10 @@ def _odd_one_out(ev: Evidence):
 def _silent_rank(ev: Evidence):
     errors, all_ranks = ev.errors, ev.all_ranks
     own = [f for f in errors if f.rank is not None and not _is_launcher(f)]
-    hang_reporters = {f.rank for f in own if _looks_hang(f) or _seq(f) is not None}
+    hang_reporters = {r for f in own if _looks_hang(f) or _seq(f) is not None for r in f.reporting_ranks}
     if not hang_reporters:
         return None, "", None
-    reporters = {f.rank for f in own}
+    reporters = {r for f in own for r in f.reporting_ranks}
     silent = [r for r in all_ranks if r not in reporters]
     if len(silent) == 1 and len(all_ranks) >= 2:
         seqs = sorted({s for f in errors if (s := _seq(f)) is not None})
@@ -286,7 +287,7 @@ def _silent_rank(ev: Evidence):
             f"rank {silent[0]} never reported the collective that ranks {ranks_text(sorted(reporters))} timed out or failed in"
             f"{seq_text}: it most likely never entered it (stuck in compute, dead, or in another code path)"
         ), None
-    completed = {f.rank: v for f in errors if f.rank is not None and (v := _fact_int(f, "last_completed")) is not None}
+    completed = {r: v for f in errors if (v := _fact_int(f, "last_completed")) is not None for r in f.reporting_ranks}
     if len(completed) >= 2:
         low = min(completed.values())
         laggards = [r for r, v in completed.items() if v == low]
@@ -302,7 +303,7 @@ def _launcher_evidence(ev: Evidence):
     if not own:
         return None, "", None
     # a worker that exited because its peer vanished says so (a collateral error): not the culprit
-    victims = {f.rank for f in errors if f.role == "collateral" and not _is_launcher(f)}
+    victims = {r for f in errors if f.role == "collateral" and not _is_launcher(f) for r in f.reporting_ranks}
     own = [w for w in own if w.rank not in victims] or own
     signalled = [w for w in own if w.signal in _SELF_INFLICTED_SIGNALS]
     pick = signalled or own
@@ -425,7 +426,7 @@ def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure
 def _relabel_followers(d: Diagnosis, initiator: int) -> None:
     """In this job, another rank's "root cause" came after the initiator's failure: a consequence."""
     for f in d.findings:
-        if f.role == "root-cause" and _is_error(f) and f.rank is not None and f.rank != initiator:
+        if f.role == "root-cause" and _is_error(f) and f.rank is not None and initiator not in f.reporting_ranks:
             f.role = "collateral"
             f.notes.append(f"usually a root cause, but here rank {initiator} failed first: a consequence in this job")
 
@@ -482,15 +483,15 @@ def _rank_roles(findings, all_ranks, initiator, workers, traces=()) -> list[Rank
     waiting = {t.rank: t.stuck_op for t in traces if t.stuck_op}
     by_rank: dict[int, list[Finding]] = {}
     for f in findings:
-        if f.rank is not None:
-            by_rank.setdefault(f.rank, []).append(f)
+        for r in f.reporting_ranks:
+            by_rank.setdefault(r, []).append(f)
     roles: list[RankRole] = []
     for rank in all_ranks:
         own = by_rank.get(rank, [])
         own_errors = [f for f in own if _is_error(f)]
         # the rank's own words first (in log order); launcher lines about it only when it said nothing
         spoken = [f for f in own_errors if not _is_launcher(f)] or own_errors
-        first = min(spoken, key=lambda f: (f.source, f.line), default=None)
+        first = min(spoken, key=lambda f: (f.source, f.line_of(rank)), default=None)
         if rank == initiator:
             role = "initiator"
             why = f"its own failure: {first.title}" if first else "named by the evidence above"
@@ -511,7 +512,7 @@ def _rank_roles(findings, all_ranks, initiator, workers, traces=()) -> list[Rank
                 role=role,
                 host=first.host if first else None,
                 first_error=first.signature if first else None,
-                first_line=first.line if first else None,
+                first_line=first.line_of(rank) if first else None,
                 source=first.source if first else None,
                 why=why,
             )

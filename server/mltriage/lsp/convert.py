@@ -64,8 +64,8 @@ def finding_span(finding: Any, lines: list[str], line_offset: int = 0, utf16: bo
 
 def _message(finding: Any, diagnosis: Any) -> str:
     where = []
-    if finding.rank is not None:
-        where.append(f"rank {finding.rank}")
+    if finding.rank_label:
+        where.append(finding.rank_label)
     if finding.host:
         where.append(f"host {finding.host}")
     head = finding.title + (f" ({', '.join(where)})" if where else "")

@@ -44,8 +44,8 @@ def hover_markdown(finding: Any, diagnosis: Any) -> str:
     """The first screen: what happened on this line, the fix (exports one per line), how to verify;
     the full entry one click away."""
     head = [f"**mltriage** · {finding.title}", f"`{finding.signature}`"]
-    if finding.rank is not None:
-        head.append(f"rank {finding.rank}")
+    if finding.rank_label:
+        head.append(finding.rank_label)
     out = [" · ".join(head), ""]
     if finding.role == "collateral":
         first = diagnosis.initiating_rank

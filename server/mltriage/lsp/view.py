@@ -39,8 +39,8 @@ def inline_html(text: str) -> str:
 
 def where(finding: Finding) -> str:
     bits = []
-    if finding.rank is not None:
-        bits.append(f"rank {finding.rank}")
+    if finding.rank_label:
+        bits.append(finding.rank_label)
     if finding.host:
         bits.append(f"host {finding.host}")
     bits.append(f"line {finding.line}")

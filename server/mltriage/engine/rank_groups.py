@@ -1,0 +1,63 @@
+"""One failure on many ranks, kept once: the same signature with the same facts on rank after rank.
+
+A thousand ranks that all report "Watchdog caught collective operation timeout" for one SeqNum, or
+torchrun's failure list for 40,000 SIGKILLed workers, are one failure seen by many ranks. The
+scanner keeps a full hit for the first ``GROUP_DETAIL`` ranks of such a group and, past them, only
+each further rank's number and line (a ``RankGroup`` member): no hit, no finding, no text per rank.
+``build_findings`` then folds the whole group into one finding whose ``ranks`` lists every member,
+and triage counts each of those ranks as a reporter.
+
+What may differ between members is only who and when (``IDENTITY_FACTS``). A rank whose facts
+differ (another SeqNum, another error text) is in no group with the others, so the odd one out
+still stands alone. Hits tied to a traceback, rules that need a supporting line, and lines whose
+rank is only a guess (a launcher's line names its worker by pid) are never folded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mltriage.engine.scanner import Hit
+    from mltriage.engine.tracebacks import StreamKey
+    from mltriage.library import Rule
+
+GROUP_DETAIL = 16  # ranks of one group kept as full hits; each further rank is a number and a line
+MAX_MEMBERS = 200_000  # folded ranks over all groups of one diagnosis (ints, not hits)
+# Facts that say which worker or when, not what failed: they differ between the ranks of one failure.
+IDENTITY_FACTS = frozenset({"pid", "rank", "local_rank", "host", "node", "node_id", "node_ip", "device",
+                            "cuda_device", "gpu", "elapsed_ms", "thread"})
+
+GroupKey = tuple
+
+
+@dataclass
+class RankGroup:
+    """The ranks of one group past its first ``GROUP_DETAIL``: (stream, line) each, and hit counts.
+
+    A catch-all (fallback) signature's hit may be explained away by a specific one nearby, rank by
+    rank; so its members also keep their own line text and columns, for the finding to cite the
+    first rank whose hit stands when the full ones did not."""
+
+    first: "Hit"  # the first folded rank's hit: what the group's finding is made from if no full hit survives
+    members: list[tuple] = field(default_factory=list)  # (stream, line[, column_start, column_end, text])
+    hits: int = 0  # hits of all members, repeats included
+
+
+def group_key(rule: "Rule", source: str, stream: "StreamKey", facts: dict[str, str], in_traceback: bool,
+              rank_is_known: bool) -> GroupKey | None:
+    """What makes hits of different ranks one failure; None where a hit must stay on its own."""
+    if stream[1] is None or in_traceback or rule.requires or rule.require_sources:
+        return None
+    if rule.reported_by == "launcher" and not rank_is_known:
+        return None  # the pid names the worker, and triage maps it to a rank from torchrun's list
+    return (rule.id, source, tuple(sorted((k, v) for k, v in facts.items() if k not in IDENTITY_FACTS)))
+
+
+def folded_note(ranks: list[int], representative: int | None) -> str:
+    from mltriage.templates import ranks_text
+
+    at = f" at rank {representative}'s line" if representative is not None else ""
+    return (f"{len(ranks):,} ranks reported this with the same details (ranks {ranks_text(ranks)}): "
+            f"one finding stands for all of them, shown{at}")
