@@ -118,6 +118,29 @@ def hit_key(rule_id: str, source: str, rank: int | None, facts: dict[str, str]) 
     return (rule_id, source, None, (facts.get("pid"), facts.get("rank"), facts.get("local_rank")))
 
 
+@dataclass(frozen=True)
+class _Matched:
+    """A pattern's match as ``_record`` reads it, kept for the next line with the same message."""
+
+    facts: dict[str, str | None]
+    begin: int
+    finish: int
+
+    def groupdict(self) -> dict[str, str | None]:
+        return self.facts
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.finish
+
+
+_MATCHED, _SUPPORTS, _PHRASE_ONLY = "matched", "supports", "phrase-only"  # what a signature makes of a message
+_NOTHING = ("nothing",)
+MAX_OUTCOMES = 8_192  # (signature, trigger, message) outcomes remembered per diagnosis
+
+
 class Scanner:
     """Feeds blocks of one source at a time; ``hits`` collects what fired."""
 
@@ -146,6 +169,7 @@ class Scanner:
         self._group_sizes: dict[GroupKey, int] = {}  # group -> ranks kept as full hits
         self._folded_keys: dict[tuple, RankGroup] = {}  # hit key of a folded rank -> its group
         self.folded_members = 0
+        self._outcomes: dict[tuple[str, str, str], tuple] = {}  # (signature, trigger, message) -> outcome
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
         self.tracebacks = TracebackTracker()
         self.worker_failures: list[tuple[str, WorkerFailure]] = []  # (source, entry) from torchrun summaries
@@ -525,19 +549,39 @@ class Scanner:
             if trigger in message and rule.fires_alone(trigger) and not rule.require_sources:
                 self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
             return
+        # Ranks print the same message again and again: what a signature makes of a message is
+        # decided once (for messages short enough that their searches are not timed).
+        key = (rule.id, trigger, message) if len(message) <= TIMED_MESSAGE else None
+        outcome = self._outcomes.get(key) if key is not None else None
+        if outcome is None:
+            timeouts = self.timeouts
+            outcome = self._outcome(rule, trigger, message)
+            if key is not None and self.timeouts == timeouts and len(self._outcomes) < MAX_OUTCOMES:
+                self._outcomes[key] = outcome
+        kind = outcome[0]
+        if kind is _MATCHED:
+            self._record(rule, outcome[1], text, ctx, stream, line_no)
+        elif kind is _SUPPORTS:  # a supporting line of this rule, not a firing one
+            evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
+            evidence.append(line_no)
+        elif kind is _PHRASE_ONLY:
+            # the phrase is there but the patterns know another release's wording: still the failure
+            self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
+
+    def _outcome(self, rule: Rule, trigger: str, message: str) -> tuple:
+        """What ``rule`` makes of ``message`` (no side effects: ``_match_rule`` acts on it)."""
         for pattern in rule.patterns:
             m = self._search(pattern, message)
             if m is None:
                 continue
             if any(self._search(x, message) for x in rule.excludes):
-                return
-            self._record(rule, m, text, ctx, stream, line_no)
-            return
-        if self._note_requires(rule, message, stream, line_no):
-            return  # a supporting line of this rule, not a firing one
+                return _NOTHING
+            return (_MATCHED, _Matched(m.groupdict(), m.start(), m.end()))
+        if rule.requires and any(self._search(r, message) for r in rule.requires):
+            return (_SUPPORTS,)
         if trigger in message and rule.fires_alone(trigger) and not any(self._search(x, message) for x in rule.excludes):
-            # the phrase is there but the patterns know another release's wording: still the failure
-            self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
+            return (_PHRASE_ONLY,)
+        return _NOTHING
 
     def _note_requires(self, rule: Rule, message: str, stream: StreamKey, line_no: int) -> bool:
         if rule.requires and any(self._search(r, message) for r in rule.requires):
