@@ -114,3 +114,13 @@ def test_summary_fields_read_from_bytes_and_from_decoded_lines_agree():
     assert len(changed) == 1 and entries[1][changed[0]]["host"] == "nodé-7"
     for r in entries[0]:
         assert {k: v for k, v in entries[0][r].items() if k != "host"} == {k: v for k, v in entries[1][r].items() if k != "host"}
+
+
+def test_summary_read_from_bytes_equals_the_line_by_line_reading(monkeypatch):
+    """Every entry (line numbers included) is what the decoded, line-by-line path reads."""
+    from mltriage.engine.launcher import TorchrunSummary
+
+    text = _summary(30) + "\n"
+    fast = diagnose_text(text).launcher
+    monkeypatch.setattr(TorchrunSummary, "feed_fields", lambda self, block, pos, *rest: (pos, 0))
+    assert diagnose_text(text).launcher == fast and len(fast) == 30

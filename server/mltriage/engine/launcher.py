@@ -23,7 +23,8 @@ _LINE = re.compile(r"[ \t]{0,64}(?:\[(\d{1,12})\]:[ \t]{0,64}$"
                    r"|(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?(.{0,16384}))", re.S)
 # An entry's field line read straight from the bytes (printable ASCII, a line break after it): what
 # any other line holds, a control character, a non-ASCII byte, goes the scanner's way instead.
-_FIELD_BYTES = re.compile(rb"[ \t]{1,64}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,16384})\n")
+_FIELD_BYTES = re.compile(rb"[ \t]{1,64}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,16384})\n"
+                          rb"|[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n")  # (or the next entry's "[rank]:" line)
 _RANK = re.compile(r"(\d{1,20})(?: \(local_rank: (\d{1,20})\))?")
 _EXIT = re.compile(r"(-?\d{1,20})(?: \(pid: (\d{1,20})\))?(?:[ \t]{1,64}\((SIG[A-Z0-9]{1,16})\))?")
 _SIGNAL_IN_TRACEBACK = re.compile(r"Signal (\d{1,4}) \((SIG[A-Z0-9]{1,16})\) received by PID (\d{1,20})")
@@ -77,21 +78,23 @@ class TorchrunSummary:
         self.idle += 1
         return self.idle < 40  # traceback bodies inside an entry are long; give up eventually
 
-    def feed_fields(self, block: bytes, pos: int, limit: int, longest: int) -> tuple[int, int]:
-        """Read the current entry's field lines from ``block`` at ``pos`` while they lie before
+    def feed_fields(self, block: bytes, pos: int, limit: int, longest: int, first_line: int) -> tuple[int, int]:
+        """Read entry and field lines (``first_line`` is the first's number) from ``block`` at ``pos`` while they lie before
         ``limit`` (where the next trigger phrase is: that line is the scanner's) and are at most
         ``longest`` bytes. Returns where reading stopped and how many lines were read: 240,000
         field lines of 40,000 workers cost a regex match each, not a decoded, parsed line."""
-        if not self.entries:
-            return pos, 0
-        entry = self.entries[-1]
         match = _FIELD_BYTES.match
         read = 0
         while True:
             m = match(block, pos)
             if m is None or m.end() > limit or m.end() - pos > longest:
                 break
-            self._set(entry, m.group(1).decode("ascii"), m.group(2).decode("ascii").strip())
+            if m.group(3) is not None:  # an entry: "[3]:"
+                self.entries.append(WorkerFailure(section=self.section, line=first_line + read))
+            elif self.entries:
+                self._set(self.entries[-1], m.group(1).decode("ascii"), m.group(2).decode("ascii").strip())
+            else:
+                break  # a field before any entry: the scanner's way, as a line that is no summary's
             read += 1
             pos = m.end()
         if read:

@@ -257,9 +257,11 @@ class Scanner:
                 i += 1
             if self.summary is not None and not self.open_blocks:
                 limit = starts[i] if i < n_starts else size
-                after, read = self.summary.feed_fields(block, pos, limit, MAX_LINE_FOR_MATCHING)
+                base += block.count(b"\n", counted, pos)
+                counted = pos
+                after, read = self.summary.feed_fields(block, pos, limit, MAX_LINE_FOR_MATCHING, base + 1)
                 if read:
-                    base += block.count(b"\n", counted, pos) + read
+                    base += read
                     counted = pos = after
                     continue
             if self.open_blocks or self.summary is not None:
