@@ -147,6 +147,9 @@ def diagnose_streams(
     diagnosis = Diagnosis(findings=findings, sources=names, unread=unread, releases=releases)
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
+    if scanner.past_limit_ranks:
+        diagnosis.warnings.append(f"{scanner.past_limit_ranks:,} ranks reported their first error of a signature past the "
+                                  "hit limit: those ranks are in the answer, their errors' details are not")
     if scanner.dropped_hits:
         diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
     for phrase, (where, line) in scanner.flooded.items():

@@ -16,7 +16,7 @@ from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
-from mltriage.engine.rank_groups import RankGroup, folded_note
+from mltriage.engine.rank_groups import PAST_HIT_LIMIT, RankGroup, folded_note, past_limit_note
 from mltriage.engine.scanner import Hit, Scanner, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
 from mltriage.library import Rule
@@ -158,7 +158,9 @@ def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of
         folded.update(keys[1:])
         finding.ranks = sorted(lines)
         finding.rank_lines = lines
-        if len(finding.ranks) > 1:
+        if gkey[2] is PAST_HIT_LIMIT:
+            finding.notes.append(past_limit_note(finding.ranks))
+        elif len(finding.ranks) > 1:
             finding.notes.append(folded_note(finding.ranks, finding.rank))
     return folded
 

@@ -30,6 +30,9 @@ IDENTITY_FACTS = frozenset({"pid", "rank", "local_rank", "host", "node", "node_i
                             "cuda_device", "gpu", "elapsed_ms", "thread"})
 
 GroupKey = tuple
+# The facts part of the group key of ranks whose first error of a signature came after the hit limit
+# (MAX_HITS full hits): each such rank is still kept, as its number and line, but its facts are not.
+PAST_HIT_LIMIT = (("", "past the hit limit"),)
 
 
 @dataclass
@@ -53,6 +56,15 @@ def group_key(rule: "Rule", source: str, stream: "StreamKey", facts: dict[str, s
     if rule.reported_by == "launcher" and not rank_is_known:
         return None  # the pid names the worker, and triage maps it to a rank from torchrun's list
     return (rule.id, source, tuple(sorted((k, v) for k, v in facts.items() if k not in IDENTITY_FACTS)))
+
+
+def past_limit_note(ranks: list[int]) -> str:
+    from mltriage.templates import ranks_text
+
+    listed = ranks_text(ranks)
+    listed = listed if len(listed) <= 120 else listed[:117].rsplit(", ", 1)[0] + ", …"
+    return (f"{len(ranks):,} more ranks (ranks {listed}) reported this after the hit limit: each rank is "
+            "counted here with its line, but their details (which differed between ranks) were not kept")
 
 
 def folded_note(ranks: list[int], representative: int | None) -> str:

@@ -25,7 +25,7 @@ from mltriage.engine import timed_regex
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
-from mltriage.engine.rank_groups import GROUP_DETAIL, MAX_MEMBERS, GroupKey, RankGroup, group_key
+from mltriage.engine.rank_groups import GROUP_DETAIL, MAX_MEMBERS, PAST_HIT_LIMIT, GroupKey, RankGroup, group_key
 from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, MARKERS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
 from mltriage.engine.tracebacks import (
@@ -169,6 +169,7 @@ class Scanner:
         self._group_sizes: dict[GroupKey, int] = {}  # group -> ranks kept as full hits
         self._folded_keys: dict[tuple, RankGroup] = {}  # hit key of a folded rank -> its group
         self.folded_members = 0
+        self.past_limit_ranks = 0  # ranks whose first error of a signature came past MAX_HITS: kept without facts
         self._outcomes: dict[tuple[str, str, str], tuple] = {}  # (signature, trigger, message) -> outcome
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
         self.tracebacks = TracebackTracker()
@@ -624,6 +625,14 @@ class Scanner:
             first_error = (rule.severity in ERROR_SEVERITIES and stream not in self._streams_with_error
                            and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS)
             if not first_error:
+                if (seen == 0 and stream[1] is not None and rule.severity in ERROR_SEVERITIES
+                        and self.folded_members < MAX_MEMBERS):
+                    # a rank's first error of this signature past the cap: the rank stays in the
+                    # answer (as its number and line), its facts do not
+                    group = (rule.id, self.source.name, PAST_HIT_LIMIT)
+                    self._fold(group, key, rule, None, text, ctx, stream, line_no, None, {})
+                    self.past_limit_ranks += 1
+                    return
                 self.dropped_hits += 1
                 return
         if rule.severity in ERROR_SEVERITIES and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS:
