@@ -48,14 +48,17 @@ class RankGroup:
     hits: int = 0  # hits of all members, repeats included
 
 
-def group_key(rule: "Rule", source: str, stream: "StreamKey", facts: dict[str, str], in_traceback: bool,
-              rank_is_known: bool) -> GroupKey | None:
-    """What makes hits of different ranks one failure; None where a hit must stay on its own."""
+def foldable(rule: "Rule", stream: "StreamKey", in_traceback: bool, rank_is_known: bool) -> bool:
+    """Whether a hit may join other ranks' in a group; never where it must stay on its own."""
     if stream[1] is None or in_traceback or rule.requires or rule.require_sources:
-        return None
-    if rule.reported_by == "launcher" and not rank_is_known:
-        return None  # the pid names the worker, and triage maps it to a rank from torchrun's list
-    return (rule.id, source, tuple(sorted((k, v) for k, v in facts.items() if k not in IDENTITY_FACTS)))
+        return False
+    # a launcher's line names its worker by pid, and triage maps it to a rank from torchrun's list
+    return rule.reported_by != "launcher" or rank_is_known
+
+
+def shared_facts(facts: dict[str, str]) -> tuple:
+    """The facts that must be equal for hits of different ranks to be one failure."""
+    return tuple(sorted((k, v) for k, v in facts.items() if k not in IDENTITY_FACTS))
 
 
 def past_limit_note(ranks: list[int]) -> str:

@@ -25,7 +25,15 @@ from mltriage.engine import timed_regex
 from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
-from mltriage.engine.rank_groups import GROUP_DETAIL, MAX_MEMBERS, PAST_HIT_LIMIT, GroupKey, RankGroup, group_key
+from mltriage.engine.rank_groups import (
+    GROUP_DETAIL,
+    MAX_MEMBERS,
+    PAST_HIT_LIMIT,
+    GroupKey,
+    RankGroup,
+    foldable,
+    shared_facts,
+)
 from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, MARKERS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
 from mltriage.engine.tracebacks import (
@@ -57,8 +65,12 @@ REGEX_BUDGET_PER_MB_S = 0.01
 TIMED_MESSAGE = 512  # bounded patterns cannot be slow on shorter lines: only longer ones are timed
 MAX_LINE_FOR_MATCHING = 16 * 1024  # a longer line is matched in a window around its trigger
 WINDOW = 8 * 1024  # each side of the trigger: wider than any signature pattern's reach
-MAX_HITS = 20_000  # beyond this we only count (memory stays bounded on pathological logs)...
-MAX_FIRST_ERROR_STREAMS = 20_000  # ...except each stream's first error, up to this many streams
+# Full hits (each cited with its line, facts and traceback): beyond MAX_HITS a hit is only counted,
+# except a stream's first error, up to MAX_FIRST_ERROR_STREAMS streams; past that a rank's first
+# error of a signature is kept as its number and line (engine/rank_groups.py), so no rank leaves
+# the answer. Nobody reads 5,000 findings; a failure many ranks share folds long before.
+MAX_HITS = 5_000
+MAX_FIRST_ERROR_STREAMS = 5_000
 HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
 # A phrase that landed on this many lines in a row that fired nothing, while it was on at least one
@@ -110,6 +122,10 @@ def prefilter_for(library: Library) -> Prefilter:
     return prefilter
 
 
+def _facts_of(m) -> dict[str, str]:
+    return {k: v.strip() for k, v in m.groupdict().items() if v is not None}
+
+
 def hit_key(rule_id: str, source: str, rank: int | None, facts: dict[str, str]) -> tuple:
     """What makes two hits the same finding: one signature, one stream, and, for lines without a rank
     prefix, the worker they name (a pid, or a rank / local rank the line itself captured)."""
@@ -120,13 +136,15 @@ def hit_key(rule_id: str, source: str, rank: int | None, facts: dict[str, str]) 
 
 @dataclass(frozen=True)
 class _Matched:
-    """A pattern's match as ``_record`` reads it, kept for the next line with the same message."""
+    """A pattern's match as ``_record`` reads it, kept for the next line with the same message:
+    its facts (stripped, the groups that matched) and what of them ranks must share to fold."""
 
-    facts: dict[str, str | None]
+    facts: dict[str, str]
     begin: int
     finish: int
+    shared: tuple
 
-    def groupdict(self) -> dict[str, str | None]:
+    def groupdict(self) -> dict[str, str]:
         return self.facts
 
     def start(self) -> int:
@@ -579,7 +597,8 @@ class Scanner:
                 continue
             if any(self._search(x, message) for x in rule.excludes):
                 return _NOTHING
-            return (_MATCHED, _Matched(m.groupdict(), m.start(), m.end()))
+            facts = _facts_of(m)
+            return (_MATCHED, _Matched(facts, m.start(), m.end(), shared_facts(facts)))
         if rule.requires and any(self._search(r, message) for r in rule.requires):
             return (_SUPPORTS,)
         if trigger in message and rule.fires_alone(trigger) and not any(self._search(x, message) for x in rule.excludes):
@@ -597,8 +616,13 @@ class Scanner:
                 partial: str | None = None, block: TracebackBlock | None = None) -> None:
         """Keep a hit (``m``: the pattern's match; ``partial``: the trigger phrase that alone fired)."""
         self.record_calls += 1
-        facts = {k: v.strip() for k, v in m.groupdict().items() if v is not None} if m is not None else {}
-        key = hit_key(rule.id, self.source.name, stream[1], facts)
+        remembered = type(m) is _Matched
+        facts = None  # made only for a hit that is kept: a folded rank needs none
+        if stream[1] is not None:
+            key = (rule.id, self.source.name, stream[1], None)  # (hit_key of a ranked stream)
+        else:
+            facts = _facts_of(m) if m is not None else {}
+            key = hit_key(rule.id, self.source.name, None, facts)
         seen = self.hits_per_key.get(key, 0)
         self.hits_per_key[key] = seen + 1
         if seen:
@@ -612,8 +636,13 @@ class Scanner:
         group = None
         if seen == 0:
             in_traceback = block is not None or stream in self.open_blocks
-            group = group_key(rule, self.source.name, stream, facts, in_traceback, self.summary is not None)
-            if group is not None:
+            if foldable(rule, stream, in_traceback, self.summary is not None):
+                if remembered:
+                    shared = m.shared
+                else:
+                    facts = _facts_of(m) if m is not None else {}
+                    shared = shared_facts(facts)
+                group = (rule.id, self.source.name, shared)
                 kept = self._group_sizes.get(group, 0)
                 if kept >= GROUP_DETAIL and self.folded_members < MAX_MEMBERS:
                     self._fold(group, key, rule, m, text, ctx, stream, line_no, partial, facts)
@@ -621,7 +650,7 @@ class Scanner:
                 self._group_sizes[group] = kept + 1
         if len(self.hits) >= MAX_HITS:
             # The cap bounds memory, but never takes a rank's first error: triage needs every rank's
-            # (the culprit's may come after 20,000 hits of other ranks). Those are bounded separately.
+            # (the culprit's may come after MAX_HITS hits of other ranks). Those are bounded separately.
             first_error = (rule.severity in ERROR_SEVERITIES and stream not in self._streams_with_error
                            and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS)
             if not first_error:
@@ -637,6 +666,8 @@ class Scanner:
                 return
         if rule.severity in ERROR_SEVERITIES and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS:
             self._streams_with_error.add(stream)
+        if facts is None:
+            facts = (dict(m.facts) if remembered else _facts_of(m)) if m is not None else {}
         self.hits.append(self._hit(rule, m, text, ctx, stream, line_no, partial, facts, block, group))
 
     def _record_count(self, key: tuple) -> None:
@@ -650,10 +681,12 @@ class Scanner:
             self.repeats[key] = self.repeats.get(key, 0) + 1
 
     def _fold(self, group: GroupKey, key: tuple, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey,
-              line_no: int, partial: str | None, facts: dict[str, str]) -> None:
+              line_no: int, partial: str | None, facts: dict[str, str] | None) -> None:
         """One more rank of a failure many ranks share: its number and line, no hit of its own."""
         folded = self.rank_groups.get(group)
         if folded is None:
+            if facts is None:
+                facts = (dict(m.facts) if type(m) is _Matched else _facts_of(m)) if m is not None else {}
             hit = self._hit(rule, m, text, ctx, stream, line_no, partial, facts, None, group)
             folded = self.rank_groups[group] = RankGroup(hit)
         else:
