@@ -117,13 +117,18 @@ def test_summary_fields_read_from_bytes_and_from_decoded_lines_agree():
 
 
 def test_summary_read_from_bytes_equals_the_line_by_line_reading(monkeypatch):
-    """Every entry (line numbers included) is what the decoded, line-by-line path reads."""
+    """Every entry (line numbers included) and every finding is what the decoded, line-by-line path reads."""
     from mltriage.engine.launcher import TorchrunSummary
 
     text = _summary(30) + "\n"
-    fast = diagnose_text(text).launcher
+    fast_diagnosis = diagnose_text(text)
+    fast = fast_diagnosis.launcher
+    fast_findings = [(f.signature, f.ranks, f.line, f.evidence, f.count) for f in fast_diagnosis.findings]
     monkeypatch.setattr(TorchrunSummary, "feed_fields", lambda self, block, pos, *rest: (pos, 0))
-    assert diagnose_text(text).launcher == fast and len(fast) == 30
+    monkeypatch.setattr(TorchrunSummary, "field_line", lambda self, *args: None)
+    slow = diagnose_text(text)
+    assert slow.launcher == fast and len(fast) == 30
+    assert [(f.signature, f.ranks, f.line, f.evidence, f.count) for f in slow.findings] == fast_findings
 
 
 def test_past_the_hit_limit_every_rank_stays_in_the_answer():

@@ -101,6 +101,18 @@ class TorchrunSummary:
             self.idle = 0
         return pos, read
 
+    def field_line(self, block: bytes, pos: int, longest: int) -> int | None:
+        """Read the one field line at ``pos`` (one holding a trigger phrase: the caller matches it)
+        into the current entry; where it ends (its line break), or None if it is no such line."""
+        if not self.entries:
+            return None
+        m = _FIELD_BYTES.match(block, pos)
+        if m is None or m.group(3) is not None or m.end() - pos > longest:
+            return None
+        self._set(self.entries[-1], m.group(1).decode("ascii"), m.group(2).decode("ascii").strip())
+        self.idle = 0
+        return m.end() - 1
+
     @staticmethod
     def _set(entry: WorkerFailure, key: str, value: str) -> None:
         if key == "rank":

@@ -283,6 +283,18 @@ class Scanner:
                     base += read
                     counted = pos = after
                     continue
+                end = self.summary.field_line(block, pos, MAX_LINE_FOR_MATCHING) if i < n_starts else None
+                if end is not None:
+                    # a field holding a trigger phrase (`exitcode  : -9 (pid: 10000)`): it spoke for its
+                    # worker; an indented line has no prefix to parse, so it is matched as it is
+                    self._present = self._literals_between(literal_ids, starts, i, end)
+                    self._windowed = False
+                    rank = self.summary.entries[-1].rank
+                    if self._present != _FRAME_ONLY and rank is not None:
+                        text = block[pos:end].decode("ascii")
+                        self._match(text, LineContext(message=text, offset=0), (self.source.name, rank), base + 1)
+                    pos = end + 1
+                    continue
             if self.open_blocks or self.summary is not None:
                 end = block.find(b"\n", pos)
                 end = size if end == -1 else end
