@@ -116,13 +116,18 @@ def _error(message: str) -> int:
 
 
 # json's C encoder runs only for json.dumps without indent (json.dump to a stream is always the
-# pure-Python one): 5 s for 56 MB of findings against 0.3 s. Past this many findings nobody reads
+# pure-Python one): 5 s for 56 MB of findings against 0.3 s. Past this many records nobody reads
 # the JSON by eye, so it is written compact, in one piece.
-INDENTED_JSON_MAX_FINDINGS = 1_000
+INDENTED_JSON_MAX_RECORDS = 1_000  # findings, ranks and launcher entries together
 
 
-def _write_json(document: dict, findings: int) -> None:
-    indent = 2 if findings <= INDENTED_JSON_MAX_FINDINGS else None
+def _records(diagnosis) -> int:
+    """How many records the JSON of a diagnosis holds: 2 findings may stand for 40,000 ranks."""
+    return len(diagnosis.findings) + len(diagnosis.ranks) + len(diagnosis.launcher)
+
+
+def _write_json(document: dict, records: int) -> None:
+    indent = 2 if records <= INDENTED_JSON_MAX_RECORDS else None
     sys.stdout.write(json.dumps(document, indent=indent))
     sys.stdout.write("\n")
 
@@ -149,11 +154,11 @@ def _diagnose(args: argparse.Namespace) -> int:
 
         attach_probe(diagnosis)
     if args.json:
-        _write_json(diagnosis.to_json(), len(diagnosis.findings))
+        _write_json(diagnosis.to_json(), _records(diagnosis))
     elif args.sarif:
         from mltriage.render import render_sarif
 
-        _write_json(render_sarif(diagnosis), len(diagnosis.findings))
+        _write_json(render_sarif(diagnosis), _records(diagnosis))
     else:
         from mltriage.render import render_text
 
