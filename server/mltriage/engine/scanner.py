@@ -106,6 +106,8 @@ class Hit:
 
 
 _FRAME_ONLY = frozenset({FRAME_MARKER})
+_STRUCTURE_MARKERS = (*CHAIN_MARKERS, IGNORED_MARKER, LAST_ERROR_MARKER)  # lines the traceback tracker reads
+_MARKER_SET = frozenset(MARKER_LITERALS)
 FINISH_LITERALS = frozenset(MARKERS["finished"])
 FINISH_QUIET_LINES = 256  # finish lines in one input with no new rank among them
 FINISH_QUIET_LINES_ONE_RANK = 8  # ... in one rank's own file, whose first finish line is all it says
@@ -500,25 +502,26 @@ class Scanner:
         """Match the signatures whose triggers are on this line; ``structural``: it opens or closes a
         traceback (its header or exception line), which triage needs even once the regex budget is spent."""
         message = ctx.message
-        if message.lstrip().startswith(CHAIN_MARKERS):
-            self.tracebacks.chain_marker(stream, line_no)
-            return
-        if message.lstrip().startswith(IGNORED_MARKER):
-            self.tracebacks.ignored(stream, line_no)
-            return
-        if message.lstrip().startswith(LAST_ERROR_MARKER):
-            self.tracebacks.continued(stream, message, line_no)
+        lead = message.lstrip() if message[:1].isspace() else message
+        if lead.startswith(_STRUCTURE_MARKERS):
+            if lead.startswith(CHAIN_MARKERS):
+                self.tracebacks.chain_marker(stream, line_no)
+            elif lead.startswith(IGNORED_MARKER):
+                self.tracebacks.ignored(stream, line_no)
+            else:
+                self.tracebacks.continued(stream, message, line_no)
             return
         present = self._present
         if not requires_only:
             finished_before = len(self.run.finished)
-            note_markers(self.run, text, self.source.name, line_no, present, stream[1])
+            if present is None or not present.isdisjoint(_MARKER_SET):
+                note_markers(self.run, text, self.source.name, line_no, present, stream[1])
             if present and present & FINISH_LITERALS:
                 self._finish_lines += 1
                 if len(self.run.finished) != finished_before:
                     self._finish_new_at = self._finish_lines
             if (FRAME_MARKER in message and self.summary is None and stream not in self.open_blocks
-                    and timed_regex.match(FRAME_LINE, message.lstrip()[:MAX_FRAME_LINE])):
+                    and timed_regex.match(FRAME_LINE, lead[:MAX_FRAME_LINE])):
                 self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
                 return
         index = self.library.trigger_index
