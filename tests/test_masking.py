@@ -226,3 +226,20 @@ def test_torchrun_summary_fields_are_masked_in_the_json(tmp_path):
     tracebacks = [entry["traceback"] for entry in doc["launcher"]]
     assert len(tracebacks) == len(FORMS) and all(MASK in t for t in tracebacks)
     assert leaks(json.dumps(doc["launcher"]), FORMS) == []
+
+
+def test_a_secret_in_one_of_many_torchrun_entries_is_masked():
+    """A 100-worker summary (one finding for all, engine/rank_groups.py): the entry whose host holds a
+    token is masked, the others are left as they are."""
+    torch = pytest.importorskip("torch.distributed.elastic.multiprocessing.errors")
+    from torch.distributed.elastic.multiprocessing.api import ProcessFailure
+
+    token = next(f for f in FORMS if f.name == "huggingface-token").secrets[0]
+    failures = {r: ProcessFailure(local_rank=r % 8, pid=10_000 + r, exitcode=-9, error_file="/nonexistent") for r in range(100)}
+    summary = torch.ChildFailedError("train.py", failures).format_msg()
+    host = next(line.split(":", 1)[1].strip() for line in summary.splitlines() if line.strip().startswith("host"))
+    summary = summary.replace(f"host      : {host}", f"host      : {host}-{token}", 1)
+    d = diagnose_text(summary + "\n")
+    assert len(d.launcher) == 100
+    assert not leaks(json.dumps(d.to_json()))
+    assert sum(MASK in e["host"] for e in d.launcher) == 1
