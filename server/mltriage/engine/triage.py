@@ -486,26 +486,18 @@ def _rank_roles(findings, all_ranks, initiator, workers, traces=()) -> list[Rank
         for r in f.reporting_ranks:
             by_rank.setdefault(r, []).append(f)
     roles: list[RankRole] = []
+    # 40,000 ranks that share one finding share its verdict: decided once per combination of findings
+    decided: dict[tuple, tuple] = {}
     for rank in all_ranks:
         own = by_rank.get(rank, [])
-        own_errors = [f for f in own if _is_error(f)]
-        # the rank's own words first (in log order); launcher lines about it only when it said nothing
-        spoken = [f for f in own_errors if not _is_launcher(f)] or own_errors
-        first = min(spoken, key=lambda f: (f.source, f.line_of(rank)), default=None)
-        if rank == initiator:
-            role = "initiator"
-            why = f"its own failure: {first.title}" if first else "named by the evidence above"
-        elif own_errors:
-            role = "collateral"
-            why = f"reported {first.title}" + (" after the initiator failed" if initiator is not None else "")
-        elif rank in stopped:
-            role, why = "collateral", "stopped by torchrun with SIGTERM after another worker failed"
-        elif rank in waiting and initiator is not None:
-            role, why = "collateral", f"Flight Recorder: waiting in {waiting[rank]} for rank {initiator}"
-        elif initiator is not None:
-            role, why = "healthy", "no error of its own"
-        else:
-            role, why = "unknown", "no error of its own, and no initiator identified"
+        shared = len(own) == 1 and len(own[0].reporting_ranks) > 1 and rank != initiator
+        key = (id(own[0]), rank in stopped, waiting.get(rank)) if shared else None
+        verdict = decided.get(key) if key is not None else None
+        if verdict is None:
+            verdict = _rank_verdict(rank, own, initiator, stopped, waiting)
+            if key is not None:
+                decided[key] = verdict
+        role, why, first = verdict
         roles.append(
             RankRole(
                 rank=rank,
@@ -518,3 +510,26 @@ def _rank_roles(findings, all_ranks, initiator, workers, traces=()) -> list[Rank
             )
         )
     return roles
+
+
+def _rank_verdict(rank, own, initiator, stopped, waiting):
+    """One rank's role, why, and the finding that is its first error (or None)."""
+    own_errors = [f for f in own if _is_error(f)]
+    # the rank's own words first (in log order); launcher lines about it only when it said nothing
+    spoken = [f for f in own_errors if not _is_launcher(f)] or own_errors
+    first = min(spoken, key=lambda f: (f.source, f.line_of(rank)), default=None)
+    if rank == initiator:
+        role = "initiator"
+        why = f"its own failure: {first.title}" if first else "named by the evidence above"
+    elif own_errors:
+        role = "collateral"
+        why = f"reported {first.title}" + (" after the initiator failed" if initiator is not None else "")
+    elif rank in stopped:
+        role, why = "collateral", "stopped by torchrun with SIGTERM after another worker failed"
+    elif rank in waiting and initiator is not None:
+        role, why = "collateral", f"Flight Recorder: waiting in {waiting[rank]} for rank {initiator}"
+    elif initiator is not None:
+        role, why = "healthy", "no error of its own"
+    else:
+        role, why = "unknown", "no error of its own, and no initiator identified"
+    return role, why, first
