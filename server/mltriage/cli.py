@@ -18,6 +18,7 @@ Errors are one clear line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -136,6 +137,10 @@ def _diagnose(args: argparse.Namespace) -> int:
     from mltriage.engine import diagnose_path, diagnose_stream
     from mltriage.engine.reader import InputError
 
+    # One diagnosis, then the process exits: the cyclic garbage collector would only walk the
+    # growing heap of findings and ranks again and again (0.2 s of 2 s on 100,000 ranks' lines);
+    # what the diagnosis drops is freed by reference counting, and its bounds cap what it keeps.
+    gc.disable()
     try:
         if args.path == "-":
             if sys.stdin is None or sys.stdin.isatty():
