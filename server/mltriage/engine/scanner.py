@@ -343,6 +343,8 @@ class Scanner:
     def _note_landing(self, present_ids: set[int], records_before: int, line_no: int) -> None:
         """Count the landings of each phrase that fired nothing; a flood's phrase is dropped."""
         productive = self.record_calls != records_before or self.open_blocks or self.summary is not None
+        if productive and not self._barren_run:
+            return  # (the common case on a failing log: nothing to reset)
         for n in present_ids - self._marker_only:  # run-description markers have their own saturation
             phrase = self._literal_text[n]
             if productive:
@@ -704,7 +706,7 @@ class Scanner:
                 facts = (dict(m.facts) if type(m) is _Matched else _facts_of(m)) if m is not None else {}
             hit = self._hit(rule, m, text, ctx, stream, line_no, partial, facts, None, group)
             folded = self.rank_groups[group] = RankGroup(hit)
-        else:
+        elif ctx.timestamp is not None:
             self._timestamp(stream, ctx)  # the stream's clock stays current for its later lines
         if rule.fallback:  # this rank's hit may be explained away: it keeps what its finding would cite
             start, end = self._span(m, partial, ctx)
