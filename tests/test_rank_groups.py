@@ -116,16 +116,34 @@ def test_summary_fields_read_from_bytes_and_from_decoded_lines_agree():
         assert {k: v for k, v in entries[0][r].items() if k != "host"} == {k: v for k, v in entries[1][r].items() if k != "host"}
 
 
-def test_summary_read_from_bytes_equals_the_line_by_line_reading(monkeypatch):
+def _summary_with_a_traceback(tmp_path) -> str:
+    """A worker that raised (its error file holds a traceback over several lines) among SIGKILLed ones."""
+    errors = pytest.importorskip("torch.distributed.elastic.multiprocessing.errors")
+    from torch.distributed.elastic.multiprocessing.api import ProcessFailure
+
+    error_file = tmp_path / "error.json"
+    message = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    callstack = f'Traceback (most recent call last):\n  File "/w/train.py", line 9, in <module>\n    main()\n{message}\n'
+    # the error file's layout as torch's ErrorHandler.record_exception writes it
+    error_file.write_text(json.dumps({"message": {"message": message,
+                                                  "extraInfo": {"py_callstack": callstack, "timestamp": "1700000000"}}}))
+    failures = {r: ProcessFailure(local_rank=r % 8, pid=10_000 + r, exitcode=-9, error_file="/nonexistent") for r in range(30)}
+    failures[7] = ProcessFailure(local_rank=7, pid=10_007, exitcode=1, error_file=str(error_file))
+    return errors.ChildFailedError("train.py", failures).format_msg()
+
+
+@pytest.mark.parametrize("kind", ["signals", "with-a-traceback"])
+def test_summary_read_from_bytes_equals_the_line_by_line_reading(monkeypatch, tmp_path, kind):
     """Every entry (line numbers included) and every finding is what the decoded, line-by-line path reads."""
     from mltriage.engine.launcher import TorchrunSummary
 
-    text = _summary(30) + "\n"
+    text = (_summary(30) if kind == "signals" else _summary_with_a_traceback(tmp_path)) + "\n"
     fast_diagnosis = diagnose_text(text)
     fast = fast_diagnosis.launcher
     fast_findings = [(f.signature, f.ranks, f.line, f.evidence, f.count) for f in fast_diagnosis.findings]
     monkeypatch.setattr(TorchrunSummary, "feed_fields", lambda self, block, pos, *rest: (pos, 0))
     monkeypatch.setattr(TorchrunSummary, "field_line", lambda self, *args: None)
+    monkeypatch.setattr(TorchrunSummary, "read_entry", lambda self, *args: None)
     slow = diagnose_text(text)
     assert slow.launcher == fast and len(fast) == 30
     assert [(f.signature, f.ranks, f.line, f.evidence, f.count) for f in slow.findings] == fast_findings

@@ -25,6 +25,13 @@ _LINE = re.compile(r"[ \t]{0,64}(?:\[(\d{1,12})\]:[ \t]{0,64}$"
 # any other line holds, a control character, a non-ASCII byte, goes the scanner's way instead.
 _FIELD_BYTES = re.compile(rb"[ \t]{1,64}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,16384})\n"
                           rb"|[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n")  # (or the next entry's "[rank]:" line)
+# A whole entry as torchrun prints it (torch/distributed/elastic/multiprocessing/errors/__init__.py,
+# _FAILURE_FORMAT_TEMPLATE, 1.11 to today): its six fields in their order, one line each. Anything
+# else (older releases' `msg:`, a traceback over several lines) is read line by line.
+ENTRY_FIELDS = ("time", "host", "rank", "exitcode", "error_file", "traceback")
+_ENTRY_BYTES = re.compile(rb"[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n"
+                          + b"".join(rb"[ \t]{1,64}" + name.encode() + rb"[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,2048})\n"
+                                     for name in ENTRY_FIELDS))
 _RANK = re.compile(r"(\d{1,20})(?: \(local_rank: (\d{1,20})\))?")
 _EXIT = re.compile(r"(-?\d{1,20})(?: \(pid: (\d{1,20})\))?(?:[ \t]{1,64}\((SIG[A-Z0-9]{1,16})\))?")
 _SIGNAL_IN_TRACEBACK = re.compile(r"Signal (\d{1,4}) \((SIG[A-Z0-9]{1,16})\) received by PID (\d{1,20})")
@@ -100,6 +107,19 @@ class TorchrunSummary:
         if read:
             self.idle = 0
         return pos, read
+
+    def read_entry(self, block: bytes, pos: int, line_no: int):
+        """Read a whole standard entry (seven lines) at ``pos``; its match (group 2 + k holds field k's
+        value, a line break after it), or None."""
+        m = _ENTRY_BYTES.match(block, pos)
+        if m is None:
+            return None
+        entry = WorkerFailure(section=self.section, line=line_no)
+        self.entries.append(entry)
+        for k, name in enumerate(ENTRY_FIELDS):
+            self._set(entry, name, m.group(2 + k).decode("ascii").strip())
+        self.idle = 0
+        return m
 
     def field_line(self, block: bytes, pos: int, longest: int) -> int | None:
         """Read the one field line at ``pos`` (one holding a trigger phrase: the caller matches it)

@@ -22,7 +22,7 @@ from mltriage.engine.catalogue_lines import (
     CatalogueLines,
 )
 from mltriage.engine import timed_regex
-from mltriage.engine.launcher import SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
+from mltriage.engine.launcher import ENTRY_FIELDS, SECTION_TRIGGERS, TorchrunSummary, WorkerFailure, section_for
 from mltriage.engine.prefilter import Prefilter, make_prefilter
 from mltriage.engine.prefixes import LineContext, parse_prefixes
 from mltriage.engine.rank_groups import (
@@ -277,9 +277,15 @@ class Scanner:
             while i < n_starts and starts[i] < pos:
                 i += 1
             if self.summary is not None and not self.open_blocks:
-                limit = starts[i] if i < n_starts else size
                 base += block.count(b"\n", counted, pos)
                 counted = pos
+                entry = self.summary.read_entry(block, pos, base + 1)
+                if entry is not None:
+                    i = self._match_entry_fields(block, entry, literal_ids, starts, i, base + 1)
+                    base += 1 + len(ENTRY_FIELDS)
+                    counted = pos = entry.end()
+                    continue
+                limit = starts[i] if i < n_starts else size
                 after, read = self.summary.feed_fields(block, pos, limit, MAX_LINE_FOR_MATCHING, base + 1)
                 if read:
                     base += read
@@ -339,6 +345,27 @@ class Scanner:
         self.line_no = base + block.count(b"\n", counted)
         self._ended_without_newline = not block.endswith(b"\n")
         self._keep_tail(block)
+
+    def _match_entry_fields(self, block: bytes, entry, literal_ids: list[int], starts: list[int], i: int,
+                            first_line: int) -> int:
+        """Match the field lines of a torchrun entry just read (``entry``: its match) that hold a
+        trigger phrase (`exitcode  : -9 (pid: 10000)`): each speaks for its worker, and an indented
+        line has no prefix to parse. Returns the next trigger occurrence not yet behind."""
+        n_starts = len(starts)
+        rank = self.summary.entries[-1].rank
+        for k in range(len(ENTRY_FIELDS)):
+            value_start, end = entry.span(2 + k)
+            start = block.rfind(b"\n", 0, value_start) + 1
+            while i < n_starts and starts[i] < start:
+                i += 1
+            if i >= n_starts or starts[i] >= end:
+                continue
+            self._present = self._literals_between(literal_ids, starts, i, end)
+            self._windowed = False
+            if self._present != _FRAME_ONLY and rank is not None:
+                text = block[start:end].decode("ascii")
+                self._match(text, LineContext(message=text, offset=0), (self.source.name, rank), first_line + 1 + k)
+        return i
 
     def _note_landing(self, present_ids: set[int], records_before: int, line_no: int) -> None:
         """Count the landings of each phrase that fired nothing; a flood's phrase is dropped."""
