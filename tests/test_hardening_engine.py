@@ -167,7 +167,7 @@ def test_no_regex_in_the_engine_runs_on_log_text_without_a_bound():
     only bounded repetitions (the prefix parser and torchrun's summary lines, kept on re for speed)."""
     from mltriage.engine import launcher, prefixes, run_facts, tracebacks
 
-    bounded_on_re = {"_LINE", "_FIELD_BYTES", "_RANK", "_EXIT", "_SIGNAL_IN_TRACEBACK"}
+    bounded_on_re = {"_LINE", "_FIELD_BYTES", "_ENTRY_BYTES", "_RANK", "_EXIT", "_SIGNAL_IN_TRACEBACK"}
     sources = ["\n".join(line.split("#")[0] for line in prefixes._PREFIX.pattern.splitlines())]
     for module in (launcher, run_facts, tracebacks):
         for name, value in vars(module).items():
