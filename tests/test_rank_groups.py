@@ -150,16 +150,18 @@ def test_summary_read_from_bytes_equals_the_line_by_line_reading(monkeypatch, tm
 
 
 def test_past_the_hit_limit_every_rank_stays_in_the_answer():
-    """Facts that differ on every rank (here the SeqNum) fold nothing; past MAX_HITS full hits a
-    rank's first error is still kept, as its number and line, and the diagnosis says so."""
-    from mltriage.engine.scanner import MAX_HITS
+    """Details that differ on every rank (here the SeqNum) fold nothing; past MAX_RANKS_PER_SIGNATURE
+    ranks of one signature a rank's error is still kept, as its number and line, and the diagnosis
+    says so."""
+    from mltriage.engine.scanner import MAX_RANKS_PER_SIGNATURE
 
-    ranks = MAX_HITS + 500
+    ranks = MAX_RANKS_PER_SIGNATURE + 500
     d = diagnose_text("".join(watchdog(r, 1000 + r) for r in range(ranks)))
     reporting = sorted(r for f in d.findings if f.signature == "torch-nccl-watchdog-timeout" for r in f.reporting_ranks)
     assert reporting == list(range(ranks))
     assert [r.rank for r in d.ranks] == list(range(ranks)) and {r.role for r in d.ranks} == {"collateral"}
     assert f"0–{ranks - 1}" in d.explanation
-    assert any("500 ranks reported their first error" in w for w in d.warnings), d.warnings
+    assert any(w.startswith("500 ranks reported an error") for w in d.warnings), d.warnings
     late = [f for f in d.findings if len(f.ranks) == 500]
-    assert late and late[0].rank == MAX_HITS and "details" in " ".join(late[0].notes)
+    assert late and late[0].rank == MAX_RANKS_PER_SIGNATURE and "details" in " ".join(late[0].notes)
+    assert len([f for f in d.findings if f.signature == "torch-nccl-watchdog-timeout"]) == MAX_RANKS_PER_SIGNATURE + 1

@@ -148,8 +148,8 @@ def diagnose_streams(
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
     if scanner.past_limit_ranks:
-        diagnosis.warnings.append(f"{scanner.past_limit_ranks:,} ranks reported their first error of a signature past the "
-                                  "hit limit: those ranks are in the answer, their errors' details are not")
+        diagnosis.warnings.append(f"{scanner.past_limit_ranks:,} ranks reported an error of a signature past the engine's "
+                                  "limits on kept details: those ranks are in the answer, their errors' details are not")
     if scanner.dropped_hits:
         diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
     for phrase, (where, line) in scanner.flooded.items():

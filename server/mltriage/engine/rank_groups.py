@@ -30,8 +30,9 @@ IDENTITY_FACTS = frozenset({"pid", "rank", "local_rank", "host", "node", "node_i
                             "cuda_device", "gpu", "elapsed_ms", "thread"})
 
 GroupKey = tuple
-# The facts part of the group key of ranks whose first error of a signature came after the hit limit
-# (MAX_HITS full hits): each such rank is still kept, as its number and line, but its facts are not.
+# The facts part of the group key of ranks whose first error of a signature came past a limit
+# (MAX_HITS full hits, or MAX_RANKS_PER_SIGNATURE ranks of that signature whose details differ):
+# each such rank is still kept, as its number and line, but its facts are not.
 PAST_HIT_LIMIT = (("", "past the hit limit"),)
 
 
@@ -66,8 +67,8 @@ def past_limit_note(ranks: list[int]) -> str:
 
     listed = ranks_text(ranks)
     listed = listed if len(listed) <= 120 else listed[:117].rsplit(", ", 1)[0] + ", …"
-    return (f"{len(ranks):,} more ranks (ranks {listed}) reported this after the hit limit: each rank is "
-            "counted here with its line, but their details (which differed between ranks) were not kept")
+    return (f"{len(ranks):,} more ranks (ranks {listed}) reported this past the engine's limits on kept details: "
+            "each rank is counted here with its line, but their details (which differed between ranks) were not kept")
 
 
 def folded_note(ranks: list[int], representative: int | None) -> str:

@@ -68,9 +68,11 @@ WINDOW = 8 * 1024  # each side of the trigger: wider than any signature pattern'
 # Full hits (each cited with its line, facts and traceback): beyond MAX_HITS a hit is only counted,
 # except a stream's first error, up to MAX_FIRST_ERROR_STREAMS streams; past that a rank's first
 # error of a signature is kept as its number and line (engine/rank_groups.py), so no rank leaves
-# the answer. Nobody reads 5,000 findings; a failure many ranks share folds long before.
-MAX_HITS = 5_000
-MAX_FIRST_ERROR_STREAMS = 5_000
+# the answer. So is each rank past MAX_RANKS_PER_SIGNATURE of one signature in one input whose
+# details differ from rank to rank (the same details fold long before: GROUP_DETAIL).
+MAX_HITS = 20_000
+MAX_FIRST_ERROR_STREAMS = 20_000
+MAX_RANKS_PER_SIGNATURE = 4_096
 HITS_PER_KEY = 8  # repeats of one signature on one stream: later ones only add to its count
 MAX_REQUIRE_EVIDENCE = 4_096
 # A phrase that landed on this many lines in a row that fired nothing, while it was on at least one
@@ -189,6 +191,7 @@ class Scanner:
         self._group_sizes: dict[GroupKey, int] = {}  # group -> ranks kept as full hits
         self._folded_keys: dict[tuple, RankGroup] = {}  # hit key of a folded rank -> its group
         self.folded_members = 0
+        self._ranks_per_signature: dict[tuple[str, str], int] = {}  # (signature, source) -> ranks kept as full hits
         self.past_limit_ranks = 0  # ranks whose first error of a signature came past MAX_HITS: kept without facts
         self._outcomes: dict[tuple[str, str, str], tuple] = {}  # (signature, trigger, message) -> outcome
         self.require_evidence: dict[tuple[str, StreamKey], deque[int]] = {}
@@ -691,6 +694,13 @@ class Scanner:
                 if kept >= GROUP_DETAIL and self.folded_members < MAX_MEMBERS:
                     self._fold(group, key, rule, m, text, ctx, stream, line_no, partial, facts)
                     return
+                signature = (rule.id, self.source.name)
+                ranks = self._ranks_per_signature.get(signature, 0)
+                if ranks >= MAX_RANKS_PER_SIGNATURE and self._past_limit(rule, block, stream):
+                    self._fold((*signature, PAST_HIT_LIMIT), key, rule, None, text, ctx, stream, line_no, None, {})
+                    self.past_limit_ranks += 1
+                    return
+                self._ranks_per_signature[signature] = ranks + 1
                 self._group_sizes[group] = kept + 1
         if len(self.hits) >= MAX_HITS:
             # The cap bounds memory, but never takes a rank's first error: triage needs every rank's
@@ -698,8 +708,7 @@ class Scanner:
             first_error = (rule.severity in ERROR_SEVERITIES and stream not in self._streams_with_error
                            and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS)
             if not first_error:
-                if (seen == 0 and stream[1] is not None and rule.severity in ERROR_SEVERITIES
-                        and self.folded_members < MAX_MEMBERS):
+                if seen == 0 and rule.severity in ERROR_SEVERITIES and self._past_limit(rule, block, stream):
                     # a rank's first error of this signature past the cap: the rank stays in the
                     # answer (as its number and line), its facts do not
                     group = (rule.id, self.source.name, PAST_HIT_LIMIT)
@@ -713,6 +722,13 @@ class Scanner:
         if facts is None:
             facts = (dict(m.facts) if remembered else _facts_of(m)) if m is not None else {}
         self.hits.append(self._hit(rule, m, text, ctx, stream, line_no, partial, facts, block, group))
+
+    def _past_limit(self, rule: Rule, block: TracebackBlock | None, stream: StreamKey) -> bool:
+        """Whether a rank's hit past a limit can be kept as its number and line: not a catch-all's,
+        nor one inside a traceback (whether another finding explains those is decided hit by hit,
+        from what a folded rank no longer has), and only while the folded ranks' bound holds."""
+        return (stream[1] is not None and not rule.fallback and block is None and stream not in self.open_blocks
+                and not rule.requires and self.folded_members < MAX_MEMBERS)
 
     def _record_count(self, key: tuple) -> None:
         """One more hit of a key that is only counted (see ``_record``)."""
