@@ -9,9 +9,8 @@ SIGTERMed by the agent afterwards) are strong evidence, and triage weighs them i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import re
+from dataclasses import dataclass, field
 
 from mltriage.masking import clip
 from mltriage.numbers import parse_int
