@@ -127,6 +127,12 @@ def prefilter_for(library: Library) -> Prefilter:
 
 
 def _facts_of(m) -> dict[str, str]:
+    """A hit's facts from its match: the stripped groups that matched (a remembered match keeps
+    them made; no match, none)."""
+    if m is None:
+        return {}
+    if type(m) is _Matched:
+        return dict(m.facts)
     return {k: v.strip() for k, v in m.groupdict().items() if v is not None}
 
 
@@ -296,14 +302,7 @@ class Scanner:
                     continue
                 end = self.summary.field_line(block, pos, MAX_LINE_FOR_MATCHING) if i < n_starts else None
                 if end is not None:
-                    # a field holding a trigger phrase (`exitcode  : -9 (pid: 10000)`): it spoke for its
-                    # worker; an indented line has no prefix to parse, so it is matched as it is
-                    self._present = self._literals_between(literal_ids, starts, i, end)
-                    self._windowed = False
-                    rank = self.summary.entries[-1].rank
-                    if self._present != _FRAME_ONLY and rank is not None:
-                        text = block[pos:end].decode("ascii")
-                        self._match(text, LineContext(message=text, offset=0), (self.source.name, rank), base + 1)
+                    self._match_field(block, pos, end, literal_ids, starts, i, base + 1)
                     pos = end + 1
                     continue
             if self.open_blocks or self.summary is not None:
@@ -352,23 +351,28 @@ class Scanner:
     def _match_entry_fields(self, block: bytes, entry, literal_ids: list[int], starts: list[int], i: int,
                             first_line: int) -> int:
         """Match the field lines of a torchrun entry just read (``entry``: its match) that hold a
-        trigger phrase (`exitcode  : -9 (pid: 10000)`): each speaks for its worker, and an indented
-        line has no prefix to parse. Returns the next trigger occurrence not yet behind."""
+        trigger phrase (``_match_field``). Returns the next trigger occurrence not yet behind."""
         n_starts = len(starts)
-        rank = self.summary.entries[-1].rank
         for k in range(len(ENTRY_FIELDS)):
             value_start, end = entry.span(2 + k)
             start = block.rfind(b"\n", 0, value_start) + 1
             while i < n_starts and starts[i] < start:
                 i += 1
-            if i >= n_starts or starts[i] >= end:
-                continue
-            self._present = self._literals_between(literal_ids, starts, i, end)
-            self._windowed = False
-            if self._present != _FRAME_ONLY and rank is not None:
-                text = block[start:end].decode("ascii")
-                self._match(text, LineContext(message=text, offset=0), (self.source.name, rank), first_line + 1 + k)
+            if i < n_starts and starts[i] < end:
+                self._match_field(block, start, end, literal_ids, starts, i, first_line + 1 + k)
         return i
+
+    def _match_field(self, block: bytes, start: int, end: int, literal_ids: list[int], starts: list[int], i: int,
+                     line_no: int) -> None:
+        """Match a torchrun field line that holds a trigger phrase (`exitcode  : -9 (pid: 10000)`,
+        printable ASCII, just read into the current entry): it speaks for that entry's worker, and an
+        indented line has no prefix to parse, so it is matched as it is."""
+        self._present = self._literals_between(literal_ids, starts, i, end)
+        self._windowed = False
+        rank = self.summary.entries[-1].rank
+        if self._present != _FRAME_ONLY and rank is not None:
+            text = block[start:end].decode("ascii")
+            self._match(text, LineContext(message=text, offset=0), (self.source.name, rank), line_no)
 
     def _note_landing(self, present_ids: set[int], records_before: int, line_no: int) -> None:
         """Count the landings of each phrase that fired nothing; a flood's phrase is dropped."""
@@ -458,12 +462,6 @@ class Scanner:
             self.summary = None
 
     def _summary_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
-        if not has_trigger and block[start:start + 1] in (b" ", b"\t") and end - start <= MAX_LINE_FOR_MATCHING:
-            # an entry's field line (40,000 workers: 240,000 of them): no prefix, no section title
-            # and nothing to match, only the field to read
-            if not self.summary.feed(clean_line(block[start:end]), line_no):
-                self._close_summary()
-            return
         text = self._line_text(block, start, end, start)
         ctx = parse_prefixes(text)
         section = section_for(ctx.message)
@@ -607,10 +605,8 @@ class Scanner:
         message = ctx.message
         if stream[1] is not None and not rule.requires:
             key = (rule.id, self.source.name, stream[1], None)
-            if key in self._folded_keys or self.hits_per_key.get(key, 0) >= HITS_PER_KEY:
-                # this rank's hits of this signature are only counted from here on: its trigger
-                # phrase counts one more, without running the patterns (a rank folded into a
-                # group, or past HITS_PER_KEY)
+            if self._only_counted(key, self.hits_per_key.get(key, 0)):
+                # its trigger phrase counts one more, without running the patterns
                 self._record_count(key)
                 return
         if not patterns:  # the regex budget is spent: the trigger phrase alone decides
@@ -619,19 +615,18 @@ class Scanner:
             return
         # Ranks print the same message again and again: what a signature makes of a message is
         # decided once (for messages short enough that their searches are not timed).
-        key = (rule.id, trigger, message) if len(message) <= TIMED_MESSAGE else None
-        outcome = self._outcomes.get(key) if key is not None else None
+        remembered_as = (rule.id, trigger, message) if len(message) <= TIMED_MESSAGE else None
+        outcome = self._outcomes.get(remembered_as) if remembered_as is not None else None
         if outcome is None:
             timeouts = self.timeouts
             outcome = self._outcome(rule, trigger, message)
-            if key is not None and self.timeouts == timeouts and len(self._outcomes) < MAX_OUTCOMES:
-                self._outcomes[key] = outcome
+            if remembered_as is not None and self.timeouts == timeouts and len(self._outcomes) < MAX_OUTCOMES:
+                self._outcomes[remembered_as] = outcome
         kind = outcome[0]
         if kind is _MATCHED:
             self._record(rule, outcome[1], text, ctx, stream, line_no)
         elif kind is _SUPPORTS:  # a supporting line of this rule, not a firing one
-            evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
-            evidence.append(line_no)
+            self._add_require_evidence(rule, stream, line_no)
         elif kind is _PHRASE_ONLY:
             # the phrase is there but the patterns know another release's wording: still the failure
             self._record(rule, None, text, ctx, stream, line_no, partial=trigger)
@@ -654,32 +649,30 @@ class Scanner:
 
     def _note_requires(self, rule: Rule, message: str, stream: StreamKey, line_no: int) -> bool:
         if rule.requires and any(self._search(r, message) for r in rule.requires):
-            evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
-            evidence.append(line_no)
+            self._add_require_evidence(rule, stream, line_no)
             return True
         return False
+
+    def _add_require_evidence(self, rule: Rule, stream: StreamKey, line_no: int) -> None:
+        evidence = self.require_evidence.setdefault((rule.id, stream), deque(maxlen=MAX_REQUIRE_EVIDENCE))
+        evidence.append(line_no)
 
     def _record(self, rule: Rule, m, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
                 partial: str | None = None, block: TracebackBlock | None = None) -> None:
         """Keep a hit (``m``: the pattern's match; ``partial``: the trigger phrase that alone fired)."""
-        self.record_calls += 1
         remembered = type(m) is _Matched
         facts = None  # made only for a hit that is kept: a folded rank needs none
         if stream[1] is not None:
             key = (rule.id, self.source.name, stream[1], None)  # (hit_key of a ranked stream)
         else:
-            facts = _facts_of(m) if m is not None else {}
+            facts = _facts_of(m)
             key = hit_key(rule.id, self.source.name, None, facts)
         seen = self.hits_per_key.get(key, 0)
-        self.hits_per_key[key] = seen + 1
-        if seen:
-            folded = self._folded_keys.get(key)
-            if folded is not None:
-                folded.hits += 1
-                return
-        if seen >= HITS_PER_KEY:
-            self.repeats[key] = self.repeats.get(key, 0) + 1
+        if self._only_counted(key, seen):
+            self._record_count(key)
             return
+        self.record_calls += 1
+        self.hits_per_key[key] = seen + 1
         group = None
         if seen == 0:
             in_traceback = block is not None or stream in self.open_blocks
@@ -687,7 +680,7 @@ class Scanner:
                 if remembered:
                     shared = m.shared
                 else:
-                    facts = _facts_of(m) if m is not None else {}
+                    facts = _facts_of(m)
                     shared = shared_facts(facts)
                 group = (rule.id, self.source.name, shared)
                 kept = self._group_sizes.get(group, 0)
@@ -697,8 +690,7 @@ class Scanner:
                 signature = (rule.id, self.source.name)
                 ranks = self._ranks_per_signature.get(signature, 0)
                 if ranks >= MAX_RANKS_PER_SIGNATURE and self._past_limit(rule, block, stream):
-                    self._fold((*signature, PAST_HIT_LIMIT), key, rule, None, text, ctx, stream, line_no, None, {})
-                    self.past_limit_ranks += 1
+                    self._fold_past_limit(key, rule, text, ctx, stream, line_no)
                     return
                 self._ranks_per_signature[signature] = ranks + 1
                 self._group_sizes[group] = kept + 1
@@ -709,18 +701,14 @@ class Scanner:
                            and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS)
             if not first_error:
                 if seen == 0 and rule.severity in ERROR_SEVERITIES and self._past_limit(rule, block, stream):
-                    # a rank's first error of this signature past the cap: the rank stays in the
-                    # answer (as its number and line), its facts do not
-                    group = (rule.id, self.source.name, PAST_HIT_LIMIT)
-                    self._fold(group, key, rule, None, text, ctx, stream, line_no, None, {})
-                    self.past_limit_ranks += 1
+                    self._fold_past_limit(key, rule, text, ctx, stream, line_no)  # a rank's first error of it
                     return
                 self.dropped_hits += 1
                 return
         if rule.severity in ERROR_SEVERITIES and len(self._streams_with_error) < MAX_FIRST_ERROR_STREAMS:
             self._streams_with_error.add(stream)
         if facts is None:
-            facts = (dict(m.facts) if remembered else _facts_of(m)) if m is not None else {}
+            facts = _facts_of(m)
         self.hits.append(self._hit(rule, m, text, ctx, stream, line_no, partial, facts, block, group))
 
     def _past_limit(self, rule: Rule, block: TracebackBlock | None, stream: StreamKey) -> bool:
@@ -730,8 +718,20 @@ class Scanner:
         return (stream[1] is not None and not rule.fallback and block is None and stream not in self.open_blocks
                 and not rule.requires and self.folded_members < MAX_MEMBERS)
 
+    def _fold_past_limit(self, key: tuple, rule: Rule, text: str, ctx: LineContext, stream: StreamKey,
+                         line_no: int) -> None:
+        """A rank's hit past a limit on kept details: the rank stays in the answer, as its number and
+        line in its signature's past-the-limit group; its facts do not."""
+        self._fold((rule.id, self.source.name, PAST_HIT_LIMIT), key, rule, None, text, ctx, stream, line_no, None, {})
+        self.past_limit_ranks += 1
+
+    def _only_counted(self, key: tuple, seen: int) -> bool:
+        """Whether this key's further hits are only counted: its rank was folded into a group, or it
+        has HITS_PER_KEY hits already."""
+        return seen >= HITS_PER_KEY or (seen > 0 and key in self._folded_keys)
+
     def _record_count(self, key: tuple) -> None:
-        """One more hit of a key that is only counted (see ``_record``)."""
+        """One more hit of a key that is only counted (``_only_counted``)."""
         self.record_calls += 1
         self.hits_per_key[key] += 1
         folded = self._folded_keys.get(key)
@@ -746,7 +746,7 @@ class Scanner:
         folded = self.rank_groups.get(group)
         if folded is None:
             if facts is None:
-                facts = (dict(m.facts) if type(m) is _Matched else _facts_of(m)) if m is not None else {}
+                facts = _facts_of(m)
             hit = self._hit(rule, m, text, ctx, stream, line_no, partial, facts, None, group)
             folded = self.rank_groups[group] = RankGroup(hit)
         elif ctx.timestamp is not None:
