@@ -148,9 +148,7 @@ class Finding:
         if len(ranks) > 1:
             from mltriage.templates import ranks_text
 
-            listed = ranks_text(ranks)
-            listed = listed if len(listed) <= 60 else listed[:57].rsplit(", ", 1)[0] + ", …"
-            return f"{len(ranks):,} ranks ({listed})"
+            return f"{len(ranks):,} ranks ({ranks_text(ranks, width=60)})"
         return f"rank {ranks[0]}" if ranks else None
 
     def to_json(self) -> dict[str, Any]:

@@ -80,8 +80,9 @@ def first_sentence(text: str) -> str:
     return flat[: m.end()] if m else flat
 
 
-def ranks_text(ranks) -> str:
-    """[0,1,2,4,5] -> '0–2, 4–5'"""
+def ranks_text(ranks, width: int | None = None) -> str:
+    """[0,1,2,4,5] -> '0–2, 4–5'; with ``width``, a longer text is cut after its last whole range
+    that fits and ends in ', …'."""
     ranks = sorted(set(ranks))
     parts: list[str] = []
     start = prev = None
@@ -95,4 +96,7 @@ def ranks_text(ranks) -> str:
             start = prev = r
     if start is not None:
         parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    if width is not None and len(text) > width:
+        text = text[:width - 3].rsplit(", ", 1)[0] + ", …"
+    return text

@@ -65,9 +65,7 @@ def shared_facts(facts: dict[str, str]) -> tuple:
 def past_limit_note(ranks: list[int]) -> str:
     from mltriage.templates import ranks_text
 
-    listed = ranks_text(ranks)
-    listed = listed if len(listed) <= 120 else listed[:117].rsplit(", ", 1)[0] + ", …"
-    return (f"{len(ranks):,} more ranks (ranks {listed}) reported this past the engine's limits on kept details: "
+    return (f"{len(ranks):,} more ranks (ranks {ranks_text(ranks, width=120)}) reported this past the engine's limits on kept details: "
             "each rank is counted here with its line, but their details (which differed between ranks) were not kept")
 
 

@@ -139,7 +139,7 @@ def _gather(d: Diagnosis, workers: list[WorkerFailure], ranks_seen: set[int], tr
     _attribute_ranks_from_facts(d.findings, ranks_seen, workers)
     errors = [f for f in d.findings if _is_error(f)]
     all_ranks = sorted(
-        {r for f in d.findings for r in f.reporting_ranks}
+        _ranks_of(d.findings)
         | ranks_seen
         | {w.rank for w in workers if w.rank is not None}
         | _ranks_from_facts(d.findings)
@@ -164,7 +164,7 @@ def _explain(d: Diagnosis, ev: Evidence, decision: Decision) -> str:
     root = d.root_cause
     if not chain and root is not None:
         # no rank stands out: say what failed, and that the evidence does not single out a rank
-        ranks = sorted({r for f in d.findings if f.signature == root.signature for r in f.reporting_ranks})
+        ranks = sorted(_ranks_of(f for f in d.findings if f.signature == root.signature))
         where = f" on ranks {ranks_text(ranks)}" if len(ranks) > 1 else ""
         chain.append(f"{root.title}{where} ({_where(root)}); the evidence does not single out one initiating rank")
     followers = [
@@ -172,7 +172,7 @@ def _explain(d: Diagnosis, ev: Evidence, decision: Decision) -> str:
         if f.rank is not None and f.rank != initiator
         and (initiator is not None or (f.role == "collateral" and (root is None or f.signature != root.signature)))
     ]
-    collateral = sorted({r for f in followers for r in f.reporting_ranks if r != initiator})
+    collateral = sorted(_ranks_of(followers) - {initiator})
     if collateral:
         kinds = list(dict.fromkeys(f.title for f in followers))
         seqs = sorted({s for f in followers if (s := _seq(f)) is not None})
@@ -228,14 +228,14 @@ def _own_root_cause(ev: Evidence):
     if not roots:
         return None, "", None
     first = roots[0]  # findings arrive ordered: earliest root cause first
-    same = {r for f in roots if f.signature == first.signature for r in f.reporting_ranks}
+    same = _ranks_of(f for f in roots if f.signature == first.signature)
     if first.rank is None:
         if not any(f.rank is not None for f in roots):
             if len(all_ranks) <= 1:
                 return None, f"{first.title} ({_where(first)})", first
             return None, "", None  # a multi-rank job: let rank-level evidence decide
         first = next(f for f in roots if f.rank is not None)
-        same = {r for f in roots if f.signature == first.signature for r in f.reporting_ranks}
+        same = _ranks_of(f for f in roots if f.signature == first.signature)
     if len(same) > 1 and len(same) * 2 >= max(len(all_ranks), 2):
         return None, "", None  # a failure most ranks share says nothing about who started it
     host = f" on {first.host}" if first.host else ""
@@ -275,10 +275,10 @@ def _odd_one_out(ev: Evidence):
 def _silent_rank(ev: Evidence):
     errors, all_ranks = ev.errors, ev.all_ranks
     own = [f for f in errors if f.rank is not None and not _is_launcher(f)]
-    hang_reporters = {r for f in own if _looks_hang(f) or _seq(f) is not None for r in f.reporting_ranks}
+    hang_reporters = _ranks_of(f for f in own if _looks_hang(f) or _seq(f) is not None)
     if not hang_reporters:
         return None, "", None
-    reporters = {r for f in own for r in f.reporting_ranks}
+    reporters = _ranks_of(own)
     silent = [r for r in all_ranks if r not in reporters]
     if len(silent) == 1 and len(all_ranks) >= 2:
         seqs = sorted({s for f in errors if (s := _seq(f)) is not None})
@@ -303,7 +303,7 @@ def _launcher_evidence(ev: Evidence):
     if not own:
         return None, "", None
     # a worker that exited because its peer vanished says so (a collateral error): not the culprit
-    victims = {r for f in errors if f.role == "collateral" and not _is_launcher(f) for r in f.reporting_ranks}
+    victims = _ranks_of(f for f in errors if f.role == "collateral" and not _is_launcher(f))
     own = [w for w in own if w.rank not in victims] or own
     signalled = [w for w in own if w.signal in _SELF_INFLICTED_SIGNALS]
     pick = signalled or own
@@ -421,6 +421,11 @@ def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure
         f.ranks = [f.rank]
         if f.facts.get("rank") in (None, str(stream_rank)):  # not a rank the signature captured itself
             f.facts["rank"] = str(f.rank)
+
+
+def _ranks_of(findings) -> set[int]:
+    """Every rank these findings speak for (a finding many ranks shared counts each of them)."""
+    return {r for f in findings for r in f.reporting_ranks}
 
 
 def _relabel_followers(d: Diagnosis, initiator: int) -> None:
