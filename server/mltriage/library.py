@@ -27,7 +27,7 @@ from mltriage import __version__
 if TYPE_CHECKING:
     from mltriage.schema import Signature
 
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 
 
 def signatures_dir() -> Path:
@@ -106,6 +106,7 @@ class Rule:
     needs_pattern: list[str] = field(default_factory=list)
     mechanism_gist: str = ""  # the mechanism's first sentence: the summary when a fact is missing
     fix_flags: list[dict[str, str | None]] = field(default_factory=list)  # {command, flag, value, why}: launch-command flags
+    cause: dict[str, Any] | None = None  # a derived signature's evidence (schema.Cause, as plain data; read by mltriage.causes)
 
     def fires_alone(self, trigger: str) -> bool:
         """Whether ``trigger`` on its own (no pattern matched) still names this failure."""
@@ -165,6 +166,7 @@ class Rule:
             needs_pattern=list(match.needs_pattern),
             mechanism_gist=first_sentence(sig.mechanism),
             fix_flags=[f.model_dump() for f in sig.fix.flags],
+            cause=sig.cause.model_dump() if sig.cause is not None else None,
         )
 
     def to_plain(self) -> dict[str, Any]:

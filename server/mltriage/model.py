@@ -228,6 +228,7 @@ class Diagnosis:
     topology: dict[str, Any] | None = None  # facts from pasted nvidia-smi topo -m / p2pBandwidthLatencyTest
     root_cause_index: int | None = None  # decided by triage alone: the index in findings of the root cause
     releases: dict[str, str] = field(default_factory=dict)  # project -> releases this log can come from (catalogue)
+    run: dict[str, Any] | None = None  # the run model (mltriage.run_model.RunModel.to_json): phases, stop, GPUs, env
 
     @property
     def status(self) -> str:
@@ -277,4 +278,5 @@ class Diagnosis:
             "warnings": list(self.warnings),
             "probe": self.probe,
             "topology": self.topology,
+            "run": self.run,
         }

@@ -114,6 +114,51 @@ class Matcher(_Strict):
         return value
 
 
+# What a cause can ask of the run model (mltriage.run_model); the causes stage owns their meaning.
+Condition = Literal[
+    "multi-gpu",  # two or more GPUs/ranks take part
+    "pcie",  # the GPUs talk over PCIe (PCIe-only models, P2P/SHM transports without NVLink, vLLM turning custom all-reduce off)
+    "nvlink",  # NVLink / NVSwitch GPUs
+    "custom-allreduce",  # a custom all-reduce (vLLM, TensorRT-LLM, SGLang) is on the failing path or enabled
+    "tensorrt-llm", "vllm", "sglang",  # the run is one of these
+    "p2p-disabled",  # the run already set NCCL_P2P_DISABLE=1
+    "no-error",  # no error line was found (the cause explains a run that said nothing)
+]
+StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
+PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]
+SymptomName = Literal[
+    "comm-init-started", "device-listed", "channels-set-up", "comm-init-complete", "collective-result", "peer-access-unsupported",
+    "p2p-unavailable", "too-many-peers", "p2p-bandwidth-matrix", "p2p-slower-than-staged", "iommu-fault",
+    "custom-allreduce-in-use", "wrong-values", "nan-in-output", "tensor-printed", "collective-timeout", "hang-noted",
+    "stack-dump", "env-set",
+]
+
+
+class Cause(_Strict):
+    """A failure named by its evidence: the symptoms it needs, how and where the run stopped, and what
+    the run model must (``requires``) or must not (``rules_out``) show. A derived signature with a
+    ``cause`` is raised by mltriage.causes, never by one line."""
+
+    needs_any: list[SymptomName] = Field(default_factory=list, description="At least one of these symptoms was observed.")
+    needs_all: list[SymptomName] = Field(default_factory=list, description="Every one of these symptoms was observed.")
+    stop: list[StopKindName] = Field(default_factory=list, description="The run stopped in one of these ways (empty: any).")
+    stopped_in: list[PhaseName] = Field(default_factory=list, description="The stop came in one of these phases (empty: any).")
+    requires: list[Condition] = Field(default_factory=list)
+    requires_any: list[Condition] = Field(default_factory=list, description="At least one of these holds.")
+    rules_out: list[Condition] = Field(default_factory=list)
+    outranks: bool = Field(
+        default=False,
+        description="Its finding leads: error findings on its evidence lines become context explained by it "
+        "(a component that needs P2P explains the CUDA error it raised).",
+    )
+
+    @model_validator(mode="after")
+    def _has_evidence(self) -> "Cause":
+        if not (self.needs_any or self.needs_all or self.stop):
+            raise ValueError("a cause needs symptoms (needs_any / needs_all) or a stop")
+        return self
+
+
 class EnvVar(_Strict):
     name: str
     value: str
@@ -218,6 +263,7 @@ class Signature(_Strict):
         default=False,
         description="Raised by the run-level reasoning (mltriage.engine.run_reasoning) from what a whole log shows, not matched line by line.",
     )
+    cause: Cause | None = Field(default=None, description="For a derived signature: the evidence that raises it (mltriage.causes).")
     mechanism: str = Field(min_length=40, description="Why it happens, in plain words.")
     symptoms: list[str] = Field(min_length=1)
     confirm: list[str] = Field(min_length=1, description="How to confirm the diagnosis.")

@@ -28,7 +28,9 @@ from mltriage.engine.reader import (
     os_error_reason,
     source_for_path,
 )
-from mltriage.engine.run_reasoning import name_the_command, reason_about_run
+from mltriage.engine.run_reasoning import derive_findings, name_the_command, settle_findings
+from mltriage.causes import raise_causes
+from mltriage.run_model import build_run_model
 from mltriage.engine.scanner import FLOOD_LANDINGS, Scanner
 from mltriage.engine.triage import triage
 
@@ -140,11 +142,16 @@ def diagnose_streams(
     findings = build_findings(scanner)
     catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
     findings += catalogued
-    findings += reason_about_run(findings, scanner.run, library)
+    settle_findings(findings, scanner.run)
+    run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen)
+    causes = raise_causes(findings, scanner.observations, run_model, library)
+    findings += causes
+    if not causes:
+        findings += derive_findings(findings, scanner.run, run_model, library)
     findings = order_findings(findings, names)
     interpret(findings)
     name_the_command(findings, scanner.run)
-    diagnosis = Diagnosis(findings=findings, sources=names, unread=unread, releases=releases)
+    diagnosis = Diagnosis(findings=findings, sources=names, unread=unread, releases=releases, run=run_model.to_json())
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
     if scanner.past_limit_ranks:

@@ -24,21 +24,14 @@ from mltriage.templates import ranks_text
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
 from mltriage.engine.findings import render_rule_text
+from mltriage.run_model.build import meaningful
+from mltriage.run_model.model import Phase, RunModel, Stop, StopKind
 
 LEFT_EARLY = "torch-rank-left-early"
-STALL_P2P = "nccl-hang-broken-p2p"
 STALL_PLAIN = "run-stalled-without-error"
 
 # (tail lines are at most 4 KiB; every pattern here is linear on them: no unbounded run is retried
 # from inside another, so a 4,096-digit or 4,096-space line costs microseconds)
-_QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
-_NCCL_SETUP = re.compile(
-    r"NCCL INFO (?:Channel \d+|[^\n]{0,400}\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|[^\n]{0,400}Init COMPLETE|Setting affinity|"
-    r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|[^\n]{0,400}P2P Chunksize|CC Off|comm 0x)"
-)
-_BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b")
-_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
-_PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
 _PROGRESS = re.compile(
     r"(?<!\d)\d{1,3}%\s{0,4}\||(?<![\d.])\d{1,12}(?:\.\d{1,6})?\s{0,4}(?:it|s)/(?:s|it)\b|\b(?:epoch|step|iter(?:ation)?|global_step)\b\W{0,3}\d|\bloss\b\W{0,3}\d",
     re.IGNORECASE,
@@ -46,34 +39,27 @@ _PROGRESS = re.compile(
 HANDLED_MIN_LINES_AFTER = 5  # lines the process printed after a traceback before we call it survived
 
 
-@dataclass
-class Stall:
-    kind: str  # "benchmark-header" | "benchmark-start" | "nccl-setup" | "progress-zero"
-    source: str
-    last: TailLine
-    where: str  # words: where the log stops
-
-
-def reason_about_run(findings: list[Finding], run: RunFacts, library: Library) -> list[Finding]:
-    """Demote survived tracebacks in place; return derived findings to add."""
+def settle_findings(findings: list[Finding], run: RunFacts) -> None:
+    """What the whole log says about single findings, in place: tracebacks the run survived or that
+    it cut off, warning-level lines, NaN or P2P findings on a PCIe topology."""
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
     _demote_warning_level_lines(findings)
     _corroborate_p2p(findings, run)
+
+
+def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, library: Library) -> list[Finding]:
+    """Findings no line names: a rank that left early, or a hang no cause explains."""
     if any(f.is_error for f in findings):
         left = _rank_that_left_early(findings, run, library)
         return [left] if left else []
-    stall = _find_stall(run)
-    if stall is None:
+    stop = model.stop
+    if not stop.kind.is_hang or stop.kind is StopKind.WATCHDOG:
         return []
-    suspects = _p2p_evidence(run)
-    if suspects:
-        rule = library.get(STALL_P2P)
-        return [_derived(rule, stall, run, suspects)] if rule else []
-    if stall.kind == "nccl-setup":
+    if stop.kind is StopKind.HANG_SILENT and stop.phase is Phase.CHANNELS:
         return []  # a log cut right after NCCL init is also what a healthy paste looks like
     rule = library.get(STALL_PLAIN)
-    return [_derived(rule, stall, run, [])] if rule else []
+    return [_derived(rule, stop, run)] if rule else []
 
 
 def name_the_command(findings: list[Finding], run: RunFacts) -> None:
@@ -123,33 +109,25 @@ def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, t
 # -- stalls -------------------------------------------------------------------------------------------
 
 
-def _meaningful(tail: list[TailLine]) -> list[TailLine]:
+def _last_by_rank(run: RunFacts) -> list[str]:
     out = []
-    for t in tail:
-        message = _QUOTE.sub("", t.message).strip()
-        if message and not re.fullmatch(r"[#=\-*\s]*|\S*[$#]\s*", message):
-            out.append(TailLine(t.line, t.text, message, t.rank))
-    return out
-
-
-def _find_stall(run: RunFacts) -> Stall | None:
     for source, tail in run.tails.items():
-        lines = _meaningful(tail)
-        if not lines:
-            continue
-        last = lines[-1]
-        if FINISHED_LINE.search(last.message):
-            continue
-        if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
-            if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
-                return Stall("benchmark-header", source, last, "right after the benchmark printed its results header")
-            return Stall("benchmark-start", source, last, "before the benchmark printed any result")
-        if _PROGRESS_ZERO.search(last.message):
-            return Stall("progress-zero", source, last, "with its progress bar still at zero")
-        recent = lines[-3:]
-        if all(_NCCL_SETUP.search(t.message) for t in recent):
-            return Stall("nccl-setup", source, last, "right after NCCL set up its communicator and channels")
-    return None
+        last: dict[int | None, TailLine] = {}
+        for t in meaningful(tail):
+            last[t.rank] = t
+        for rank, t in sorted(last.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            who = f"rank {rank}" if rank is not None else source
+            out.append(f"{who} last printed line {t.line}: {clip(t.message, 160)}")
+        if len(out) >= 8:
+            break
+    return out[:8]
+
+
+def _derived(rule: Rule, stop: Stop, run: RunFacts) -> Finding:
+    facts = {"stopped": stop.where, "last_line": clip(stop.text, 200)}
+    notes = [f"the log stops {stop.where} and holds no error"] + _last_by_rank(run)
+    return derived_finding(rule, facts, stop.source or "<run>", stop.line or 1, stop.text, [stop.text] if stop.text else [],
+                           notes, None)
 
 
 def _p2p_evidence(run: RunFacts) -> list[tuple[str, Mark]]:
@@ -170,30 +148,6 @@ def _p2p_evidence(run: RunFacts) -> list[tuple[str, Mark]]:
     for line, models in list(by_line.items())[:2]:
         evidence.append((f"the GPUs are {' '.join(models)} cards, which talk over PCIe", run.pcie_models[models[0]]))
     return evidence
-
-
-def _last_by_rank(run: RunFacts) -> list[str]:
-    out = []
-    for source, tail in run.tails.items():
-        last: dict[int | None, TailLine] = {}
-        for t in _meaningful(tail):
-            last[t.rank] = t
-        for rank, t in sorted(last.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-            who = f"rank {rank}" if rank is not None else source
-            out.append(f"{who} last printed line {t.line}: {clip(t.message, 160)}")
-        if len(out) >= 8:
-            break
-    return out[:8]
-
-
-def _derived(rule: Rule, stall: Stall, run: RunFacts, suspects: list[tuple[str, Mark]]) -> Finding:
-    facts = {"stopped": stall.where, "last_line": clip(stall.last.message, 200)}
-    evidence = [m.text for _, m in suspects] + [stall.last.text]
-    notes = [f"the log stops {stall.where} and holds no error"]
-    notes += [words + f" (line {m.line})" for words, m in suspects]
-    notes += _last_by_rank(run)
-    return derived_finding(rule, facts, stall.source, stall.last.line, stall.last.text, list(dict.fromkeys(evidence)),
-                           notes, stall.last.rank)
 
 
 # -- a rank that finished while its peers were still in a collective --------------------------------
@@ -287,7 +241,7 @@ def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
         if (f.block is None and f.signature != CATALOGUE_SIGNATURE) or not f.is_error:
             continue  # a traceback, or an error line logged by the program (the catalogue's findings)
         if f.source not in tails:
-            tails[f.source] = _meaningful(run.tails.get(f.source, []))
+            tails[f.source] = meaningful(run.tails.get(f.source, []))
         tail = tails[f.source]
         own = [t for t in tail if t.rank == f.rank]
         if not own:

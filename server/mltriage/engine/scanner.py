@@ -36,6 +36,8 @@ from mltriage.engine.rank_groups import (
 )
 from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, MARKERS, TAIL_BYTES, RunFacts, is_marker, note_markers, read_tail
+from mltriage.symptoms.observe import LOOKAHEAD_BYTES, Observations
+from mltriage.symptoms.vocabulary import SPANNING_LITERALS, SYMPTOM_LITERALS
 from mltriage.engine.tracebacks import (
     FRAME_LINE,
     MAX_FRAME_LINE,
@@ -121,7 +123,7 @@ def prefilter_for(library: Library) -> Prefilter:
     prefilter = library.__dict__.get("_prefilter")
     if prefilter is None:
         builtin = [TRACEBACK_HEADER, IGNORED_MARKER, FRAME_MARKER, LAST_ERROR_MARKER, *CHAIN_MARKERS, *SECTION_TRIGGERS,
-                   *MARKER_LITERALS, *CATALOGUE_MARKERS]
+                   *MARKER_LITERALS, *CATALOGUE_MARKERS, *sorted(SYMPTOM_LITERALS)]
         prefilter = library.__dict__["_prefilter"] = make_prefilter([*library.trigger_index, *builtin], cache_dir())
     return prefilter
 
@@ -211,6 +213,9 @@ class Scanner:
         self.budget_spent_at: tuple[str, int] | None = None  # (source, line) where the regex budget ran out
         self.trigger_only_lines = 0  # lines matched on trigger phrases alone once the budget was spent
         self.run = RunFacts()
+        self.observations = Observations()  # typed symptoms (mltriage.symptoms), for the run model and the causes
+        self._block = b""  # the block and the end of the line being handled: what symptoms spanning lines read ahead in
+        self._line_end = 0
         self.catalogue_lines = CatalogueLines()  # error/warning lines for the catalogue to name
         self._reset_source(None)
 
@@ -253,6 +258,8 @@ class Scanner:
 
     def end(self) -> None:
         self._close_summary()
+        if self.observations.pending:
+            self.observations.resume(None)
         if self._ended_without_newline:
             self.line_no += 1
         self.lines_read += self.line_no - self._line_base
@@ -264,6 +271,8 @@ class Scanner:
     def feed(self, block: bytes) -> None:
         """Scan one block that ends at a line end (or is a piece of a monster line)."""
         self.bytes_read += len(block)
+        if self.observations.pending:
+            self.observations.resume(block[:LOOKAHEAD_BYTES])
         size = len(block)
         if self._saturated - self._dropped:
             self._drop_saturated_markers()
@@ -437,6 +446,7 @@ class Scanner:
         return self.last_time.get(stream, (None, None))
 
     def _fast_line(self, block: bytes, start: int, end: int, line_no: int, anchor: int) -> None:
+        self._block, self._line_end = block, end
         text = self._line_text(block, start, end, anchor)
         ctx = parse_prefixes(text)
         stream = self._stream(ctx)
@@ -480,6 +490,7 @@ class Scanner:
             self._match(text, ctx, (self.source.name, summary.entries[-1].rank), line_no)
 
     def _slow_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
+        self._block, self._line_end = block, end
         if self.summary is not None:
             self._summary_line(block, start, end, line_no, has_trigger)
             return
@@ -532,6 +543,9 @@ class Scanner:
         """Match the signatures whose triggers are on this line; ``structural``: it opens or closes a
         traceback (its header or exception line), which triage needs even once the regex budget is spent."""
         message = ctx.message
+        present = self._present
+        if present and not present.isdisjoint(SYMPTOM_LITERALS):
+            self._observe(present & SYMPTOM_LITERALS, text, ctx, stream, line_no)
         lead = message.lstrip() if message[:1].isspace() else message
         if lead.startswith(_STRUCTURE_MARKERS):
             if lead.startswith(CHAIN_MARKERS):
@@ -541,7 +555,6 @@ class Scanner:
             else:
                 self.tracebacks.continued(stream, message, line_no)
             return
-        present = self._present
         if not requires_only:
             finished_before = len(self.run.finished)
             if present is None or not present.isdisjoint(_MARKER_SET):
@@ -592,6 +605,13 @@ class Scanner:
             self.regex_seconds += perf_counter() - started
             if self.regex_seconds > REGEX_BUDGET_S + REGEX_BUDGET_PER_MB_S * self.bytes_read / 1e6:
                 self.budget_spent_at = (self.source.name, line_no)
+
+    def _observe(self, literals: frozenset[str], text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+        ahead = None
+        if not literals.isdisjoint(SPANNING_LITERALS):  # only these read the lines below (a tensor, a matrix)
+            block, end = self._block, self._line_end
+            ahead = block[end + 1:end + 1 + LOOKAHEAD_BYTES]
+        self.observations.line(literals, ctx.message, text, self.source.name, line_no, stream[1], ahead)
 
     def _search(self, pattern, message: str):
         try:

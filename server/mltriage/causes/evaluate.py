@@ -1,0 +1,149 @@
+"""Fire the causes whose evidence holds on this run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mltriage.library import Library, Rule
+from mltriage.masking import clip
+from mltriage.model import Finding
+from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind
+from mltriage.symptoms.observe import Observation, Observations
+from mltriage.symptoms.vocabulary import Symptom, Transport
+
+MAX_EVIDENCE = 6  # observation lines cited per cause
+
+
+@dataclass(frozen=True)
+class Judged:
+    holds: bool
+    why: list[str]  # the run-model facts that made it hold, in words with their lines
+
+
+def raise_causes(findings: list[Finding], observations: Observations, run: RunModel, library: Library) -> list[Finding]:
+    """The findings of every cause that holds (at most one per cause), strongest evidence first."""
+    out: list[Finding] = []
+    for rule in library.rules.values():
+        if not rule.derived or not rule.cause:
+            continue
+        finding = _evaluate(rule, findings, observations, run)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, run: RunModel) -> Finding | None:
+    spec = rule.cause or {}
+    seen: list[Observation] = []
+    needs_any = [Symptom(s) for s in spec.get("needs_any", [])]
+    needs_all = [Symptom(s) for s in spec.get("needs_all", [])]
+    if needs_any:
+        found = [o for s in needs_any for o in observations.of(s)]
+        if not found:
+            return None
+        seen += found
+    for symptom in needs_all:
+        found = observations.of(symptom)
+        if not found:
+            return None
+        seen += found
+    stops = spec.get("stop") or []
+    if stops and run.stop.kind.value not in stops:
+        return None
+    phases = spec.get("stopped_in") or []
+    if phases and run.stop.phase.label not in phases:
+        return None
+    judged = [_condition(c, run, findings, observations) for c in spec.get("requires", [])]
+    if not all(j.holds for j in judged):
+        return None
+    any_of = [_condition(c, run, findings, observations) for c in spec.get("requires_any", [])]
+    if any_of and not any(j.holds for j in any_of):
+        return None
+    if any(_condition(c, run, findings, observations).holds for c in spec.get("rules_out", [])):
+        return None
+    why = [w for j in judged for w in j.why] + [w for j in any_of if j.holds for w in j.why]
+    return _finding(rule, seen, why, run, findings)
+
+
+def _condition(name: str, run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    gpus = run.gpus
+    if name == "multi-gpu":
+        return Judged(run.multi_gpu, [f"{gpus.count} GPUs or ranks take part"] if run.multi_gpu else [])
+    if name == "nvlink":
+        return Judged(gpus.interconnect is Interconnect.NVLINK, [])
+    if name == "pcie":
+        why: list[str] = []
+        if gpus.interconnect is Interconnect.NVLINK:
+            return Judged(False, [])
+        if gpus.interconnect is Interconnect.PCIE:
+            why += [f"the GPUs are {', '.join(gpus.models[:4])} cards, which talk over PCIe (line {m.line})" for m in gpus.evidence[:1]]
+        if Transport.P2P in run.transports:
+            first = observations.first(Symptom.CHANNELS_SET_UP)
+            why.append("NCCL moves data between the GPUs with direct peer-to-peer copies" + (f" (line {first.line})" if first else ""))
+        if Transport.SHM in run.transports and Transport.P2P not in run.transports:
+            why.append("NCCL routes GPU-to-GPU traffic through host shared memory: it found no usable P2P between them")
+        if run.custom_allreduce is False:
+            why.append("vLLM turned custom all-reduce off: it found no working GPU P2P")
+        return Judged(bool(why), why)
+    if name == "custom-allreduce":
+        obs = observations.first(Symptom.CUSTOM_ALLREDUCE)
+        if obs is not None:
+            return Judged(True, [f"a custom all-reduce is on the failing path ({clip(str(obs.facts.get('where', '')), 60)}, line {obs.line})"])
+        return Judged(run.custom_allreduce is True, ["the run enabled custom all-reduce"] if run.custom_allreduce else [])
+    if name in ("tensorrt-llm", "vllm", "sglang"):
+        held = any(f.value == name for f in run.frameworks)
+        return Judged(held, [f"the run is {name}"] if held else [])
+    if name == "p2p-disabled":
+        return Judged(run.env.get("NCCL_P2P_DISABLE") == "1", [])
+    if name == "no-error":
+        return Judged(not any(f.is_error for f in findings), [])
+    raise ValueError(f"unknown cause condition {name!r}")
+
+
+def _finding(rule: Rule, seen: list[Observation], why: list[str], run: RunModel, findings: list[Finding]) -> Finding:
+    from mltriage.engine.run_reasoning import derived_finding
+
+    cited = _distinct_lines(seen)[:MAX_EVIDENCE]
+    stop = run.stop
+    if cited:
+        anchor = cited[0]
+        source, line, text, rank = anchor.source, anchor.line, anchor.text, anchor.rank
+    elif stop.source is not None and stop.line is not None:
+        source, line, text, rank = stop.source, stop.line, stop.text, None
+    else:
+        source, line, text, rank = "<run>", 1, "", None
+    facts: dict[str, str] = {"stopped": stop.where or stop.kind.value, "stop_phase": stop.phase.label,
+                             "gpus": str(run.gpus.count) if run.gpus.count else "unknown"}
+    if stop.text:
+        facts["last_line"] = clip(stop.text, 200)
+    for obs in cited:
+        for key, value in obs.facts.items():
+            facts.setdefault(key, str(value.value if hasattr(value, "value") else value))
+    evidence = [o.text for o in cited]
+    if stop.kind.is_hang and stop.text and stop.text not in evidence:
+        evidence.append(stop.text)
+    notes = [f"{o.symptom.value} at line {o.line}: {clip(o.text, 160)}" for o in cited]
+    if stop.kind is not StopKind.UNKNOWN:
+        notes.append(f"the run stopped {stop.where or stop.kind.value} (phase: {stop.phase.label})")
+    notes += why
+    finding = derived_finding(rule, facts, source, line, text, evidence, notes, rank)
+    if (rule.cause or {}).get("outranks"):
+        lines = {(o.source, o.line) for o in seen}
+        for f in findings:
+            if f.is_error and f.role == "root-cause" and (f.source, f.line) in lines:
+                f.role = "context"
+                f.notes.append(f"explained by {rule.id}: {rule.title}")
+    return finding
+
+
+def _distinct_lines(seen: list[Observation]) -> list[Observation]:
+    out: list[Observation] = []
+    keys: set[tuple[str, int]] = set()
+    for obs in sorted(seen, key=lambda o: (o.source, o.line)):
+        if (obs.source, obs.line) not in keys:
+            keys.add((obs.source, obs.line))
+            out.append(obs)
+    return out
+
+
+__all__ = ["raise_causes", "Phase"]

@@ -1,0 +1,213 @@
+"""Build the run model from the scan: its observations, the run facts and the findings' levels.
+
+How the run stopped is decided here and only here. A stop is a hang when the library's watchdog
+fired, when the user wrote so, when somebody dumped the live process's stacks, or when the log
+simply ends where a run waits (NCCL's channel set-up, a benchmark's results header, a progress bar
+at zero); it is an error when an error line ended it, a clean end when it said it finished.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
+from mltriage.masking import clip
+from mltriage.model import Finding
+from mltriage.run_model.model import Framework, Gpus, Interconnect, Phase, PhaseMark, RunModel, Stop, StopKind
+from mltriage.symptoms.observe import Observation, Observations
+from mltriage.symptoms.vocabulary import Symptom, Transport
+
+# (tail lines are at most 4 KiB; every pattern here is linear on them)
+_QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
+_NCCL_SETUP = re.compile(
+    r"NCCL INFO (?:Channel \d+|[^\n]{0,400}\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|[^\n]{0,400}Init COMPLETE|Setting affinity|"
+    r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|[^\n]{0,400}P2P Chunksize|CC Off|comm 0x)"
+)
+_BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b")
+_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+_PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
+
+_PHASE_OF = {
+    Symptom.COMM_INIT_STARTED: Phase.COMM_SETUP,
+    Symptom.CHANNELS_SET_UP: Phase.CHANNELS,
+    Symptom.COMM_INIT_COMPLETE: Phase.COMM_READY,
+    Symptom.COLLECTIVE_RESULT: Phase.STEADY,
+}
+
+
+@dataclass
+class Stall:
+    kind: str  # "benchmark-header" | "benchmark-start" | "nccl-setup" | "progress-zero"
+    source: str
+    last: TailLine
+    where: str  # words: where the log stops
+    phase: Phase
+
+
+def build_run_model(observations: Observations, run: RunFacts, findings: list[Finding], ranks_seen: set[int]) -> RunModel:
+    observations.finish()
+    model = RunModel()
+    _frameworks(model, observations, run)
+    _phases(model, observations, run)
+    _gpus(model, observations, run, ranks_seen)
+    for obs in observations.of(Symptom.CHANNELS_SET_UP):
+        transport = obs.facts.get("transport")
+        if isinstance(transport, Transport):
+            model.transports.add(transport)
+    for obs in observations.of(Symptom.ENV_SET):
+        name, value = obs.facts.get("name"), obs.facts.get("value")
+        if isinstance(name, str) and isinstance(value, str):
+            model.env.setdefault(name, value)
+    if "disable_custom_all_reduce" in model.env:
+        model.custom_allreduce = model.env["disable_custom_all_reduce"] != "True"
+    if observations.has(Symptom.CUSTOM_ALLREDUCE):
+        model.custom_allreduce = True
+    if run.has("custom_allreduce_off"):
+        model.custom_allreduce = False
+    model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
+    model.stop = _stop(model, observations, run, findings)
+    return model
+
+
+def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> None:
+    first = observations.first(Symptom.COMM_INIT_STARTED)
+    for obs in observations.of(Symptom.COMM_INIT_STARTED):
+        version = obs.facts.get("nccl_version")
+        if isinstance(version, str):
+            model.nccl_version = version
+            break
+    if first is not None or observations.has(Symptom.CHANNELS_SET_UP):
+        model.frameworks.add(Framework.NCCL)
+    if run.has("bench_started"):
+        model.frameworks.add(Framework.NCCL_TESTS)
+    if observations.matrices or observations.has(Symptom.P2P_UNAVAILABLE) and any(
+            "Access Peer" in o.text or "Peer access from" in o.text for o in observations.of(Symptom.P2P_UNAVAILABLE)):
+        model.frameworks.add(Framework.CUDA_SAMPLES)
+    for obs in observations.of(Symptom.P2P_UNAVAILABLE) + observations.of(Symptom.CUSTOM_ALLREDUCE) + observations.of(
+            Symptom.PEER_ACCESS_UNSUPPORTED):
+        if "TensorRT-LLM" in obs.text or "tensorrt_llm" in obs.text or "customAllReduce" in obs.text:
+            model.frameworks.add(Framework.TENSORRT_LLM)
+        elif "vllm" in obs.text.lower() or "Custom allreduce" in obs.text or "CustomAllreduce" in obs.text:
+            model.frameworks.add(Framework.VLLM)
+        elif "sglang" in obs.text.lower():
+            model.frameworks.add(Framework.SGLANG)
+    if run.command is not None:
+        words = run.command.text
+        if "vllm" in words:
+            model.frameworks.add(Framework.VLLM)
+        if "torchrun" in words or "torch.distributed" in words:
+            model.frameworks.add(Framework.TORCH_DISTRIBUTED)
+        if "deepspeed" in words:
+            model.frameworks.add(Framework.DEEPSPEED)
+
+
+def _phases(model: RunModel, observations: Observations, run: RunFacts) -> None:
+    for symptom, phase in _PHASE_OF.items():
+        for obs in observations.of(symptom):
+            if symptom is Symptom.COLLECTIVE_RESULT or phase not in model.reached or obs.line < model.reached[phase].line:
+                mark = PhaseMark(phase, obs.source, obs.line, obs.text)
+                if phase not in model.reached or (obs.source, obs.line) < (model.reached[phase].source, model.reached[phase].line):
+                    model.reached[phase] = mark
+    if Phase.STEADY in model.reached:
+        model.reached.setdefault(Phase.FIRST_COLLECTIVE, model.reached[Phase.STEADY])
+    if run.finished:
+        (source, _), mark = min(run.finished.items(), key=lambda kv: (kv[1].source, kv[1].line))
+        model.reached[Phase.FINISH] = PhaseMark(Phase.FINISH, mark.source, mark.line, mark.text)
+
+
+def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen: set[int]) -> None:
+    gpus = Gpus()
+    counts = [len(ranks_seen)]
+    for obs in observations.of(Symptom.COMM_INIT_STARTED):
+        n = obs.facts.get("nranks")
+        if isinstance(n, int):
+            counts.append(n)
+    devices = {t.device for t in observations.tensors if t.device is not None}
+    for symptom in (Symptom.P2P_UNAVAILABLE, Symptom.WRONG_VALUES, Symptom.DEVICE_LISTED):
+        for obs in observations.of(symptom):
+            for key in ("device", "peer_device", "from_device"):
+                if isinstance(obs.facts.get(key), int):
+                    devices.add(obs.facts[key])  # type: ignore[arg-type]
+    counts.append(len(devices))
+    counts += [len(m.values) for m in observations.matrices]
+    gpus.count = max(counts)
+    if run.nvlink_models or run.has("nvlink"):
+        gpus.interconnect = Interconnect.NVLINK
+        mark = next(iter(run.nvlink_models.values()), None) or run.marks.get("nvlink")
+        if mark is not None:
+            gpus.evidence.append(PhaseMark(Phase.LAUNCH, mark.source, mark.line, mark.text))
+    elif run.pcie_models:
+        gpus.interconnect = Interconnect.PCIE
+        for mark in list(run.pcie_models.values())[:2]:
+            gpus.evidence.append(PhaseMark(Phase.LAUNCH, mark.source, mark.line, mark.text))
+    gpus.models = sorted({*run.pcie_models, *run.nvlink_models})
+    model.gpus = gpus
+
+
+# -- how the run stopped ----------------------------------------------------------------------------
+
+
+def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: list[Finding]) -> Stop:
+    timeout = observations.first(Symptom.COLLECTIVE_TIMEOUT)
+    if timeout is not None:
+        phase = Phase.STEADY if Phase.STEADY in model.reached else Phase.FIRST_COLLECTIVE
+        return _at(StopKind.WATCHDOG, phase, timeout, "in a collective the watchdog timed out")
+    if any(f.is_error for f in findings):
+        first = next(f for f in findings if f.is_error)
+        return Stop(StopKind.ERROR, _phase_before(model, first.source, first.line), first.source, first.line,
+                    clip(first.evidence[-1] if first.evidence else "", 200), "at an error")
+    noted = observations.first(Symptom.HANG_NOTED)
+    if noted is not None:
+        return _at(StopKind.HANG_NOTED, _phase_before(model, noted.source, noted.line), noted,
+                   "where the log's own note says it hangs")
+    dump = observations.first(Symptom.STACK_DUMP)
+    if dump is not None:
+        return _at(StopKind.HANG_DUMP, _phase_before(model, dump.source, dump.line), dump,
+                   "with a stack dump of the live process (it was stuck)")
+    stall = find_stall(run)
+    if stall is not None:
+        return Stop(StopKind.HANG_SILENT, stall.phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where)
+    if Phase.FINISH in model.reached or run.has("bench_finished"):
+        return Stop(StopKind.CLEAN_END, Phase.FINISH)
+    return Stop(StopKind.UNKNOWN, model.last_phase)
+
+
+def _at(kind: StopKind, phase: Phase, obs: Observation, where: str) -> Stop:
+    return Stop(kind, phase, obs.source, obs.line, obs.text, where)
+
+
+def _phase_before(model: RunModel, source: str, line: int) -> Phase:
+    """The last phase this input reached before ``line``."""
+    before = [p for p, m in model.reached.items() if m.source == source and m.line <= line]
+    return max(before, default=max((p for p, m in model.reached.items() if m.source != source), default=Phase.LAUNCH))
+
+
+def meaningful(tail: list[TailLine]) -> list[TailLine]:
+    out = []
+    for t in tail:
+        message = _QUOTE.sub("", t.message).strip()
+        if message and not re.fullmatch(r"[#=\-*\s]*|\S*[$#]\s*", message):
+            out.append(TailLine(t.line, t.text, message, t.rank))
+    return out
+
+
+def find_stall(run: RunFacts) -> Stall | None:
+    for source, tail in run.tails.items():
+        lines = meaningful(tail)
+        if not lines:
+            continue
+        last = lines[-1]
+        if FINISHED_LINE.search(last.message):
+            continue
+        if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
+            if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
+                return Stall("benchmark-header", source, last, "right after the benchmark printed its results header",
+                             Phase.FIRST_COLLECTIVE)
+            return Stall("benchmark-start", source, last, "before the benchmark printed any result", Phase.FIRST_COLLECTIVE)
+        if _PROGRESS_ZERO.search(last.message):
+            return Stall("progress-zero", source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
+        recent = lines[-3:]
+        if all(_NCCL_SETUP.search(t.message) for t in recent):
+            return Stall("nccl-setup", source, last, "right after NCCL set up its communicator and channels", Phase.CHANNELS)
+    return None

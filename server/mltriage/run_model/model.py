@@ -1,0 +1,116 @@
+"""The run model's types. Every field is typed at capture; ``to_json`` writes them as they are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+
+from mltriage.symptoms.vocabulary import Transport
+
+
+class Phase(IntEnum):
+    """Where a run can get to, in order: a stop is placed in the last one it reached."""
+
+    LAUNCH = 0
+    COMM_SETUP = 1  # a communicator is being created (NCCL version, bootstrap, ncclCommInitRank)
+    CHANNELS = 2  # transports between GPUs chosen (via P2P / SHM / NET)
+    COMM_READY = 3  # the communicator finished initialising (Init COMPLETE, Connected all rings)
+    FIRST_COLLECTIVE = 4  # waiting for, or past, the first collective's result
+    STEADY = 5  # steps or results repeating
+    FINISH = 6  # the run said it finished
+
+    @property
+    def label(self) -> str:
+        return self.name.lower().replace("_", "-")
+
+
+class StopKind(StrEnum):
+    ERROR = "error"  # an error line ended it
+    WATCHDOG = "watchdog"  # a collective timed out (the library's own watchdog)
+    HANG_NOTED = "hang-noted"  # the user wrote that it hangs
+    HANG_DUMP = "hang-dump"  # a stack dump of a live process (py-spy, faulthandler)
+    HANG_SILENT = "hang-silent"  # the log simply stops where a run waits (set-up, results header, progress at 0)
+    CLEAN_END = "clean-end"  # it said it finished, or a benchmark printed its closing lines
+    UNKNOWN = "unknown"
+
+    @property
+    def is_hang(self) -> bool:
+        return self in (StopKind.WATCHDOG, StopKind.HANG_NOTED, StopKind.HANG_DUMP, StopKind.HANG_SILENT)
+
+
+class Interconnect(StrEnum):
+    PCIE = "pcie"
+    NVLINK = "nvlink"
+    UNKNOWN = "unknown"
+
+
+class Framework(StrEnum):
+    NCCL = "nccl"
+    TORCH_DISTRIBUTED = "torch-distributed"
+    VLLM = "vllm"
+    TENSORRT_LLM = "tensorrt-llm"
+    SGLANG = "sglang"
+    DEEPSPEED = "deepspeed"
+    NCCL_TESTS = "nccl-tests"
+    CUDA_SAMPLES = "cuda-samples"
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseMark:
+    phase: Phase
+    source: str
+    line: int
+    text: str
+
+
+@dataclass(slots=True)
+class Stop:
+    kind: StopKind
+    phase: Phase
+    source: str | None = None
+    line: int | None = None
+    text: str = ""
+    where: str = ""  # in words: "right after NCCL set up its channels"
+
+
+@dataclass(slots=True)
+class Gpus:
+    count: int = 0  # the most GPUs/ranks any line shows taking part (0: not known)
+    models: list[str] = field(default_factory=list)
+    interconnect: Interconnect = Interconnect.UNKNOWN
+    evidence: list[PhaseMark] = field(default_factory=list)  # the lines naming models or the interconnect
+
+
+@dataclass(slots=True)
+class RunModel:
+    frameworks: set[Framework] = field(default_factory=set)
+    nccl_version: str | None = None
+    gpus: Gpus = field(default_factory=Gpus)
+    transports: set[Transport] = field(default_factory=set)
+    env: dict[str, str] = field(default_factory=dict)  # variables the run set, as the log reports them
+    iommu_mentioned: bool = False
+    custom_allreduce: bool | None = None  # vLLM / TRT-LLM custom all-reduce: on, off, or not said
+    reached: dict[Phase, PhaseMark] = field(default_factory=dict)  # each phase's first line
+    stop: Stop = field(default_factory=lambda: Stop(StopKind.UNKNOWN, Phase.LAUNCH))
+
+    @property
+    def multi_gpu(self) -> bool:
+        return self.gpus.count >= 2
+
+    @property
+    def last_phase(self) -> Phase:
+        return max(self.reached, default=Phase.LAUNCH)
+
+    def to_json(self) -> dict:
+        return {
+            "frameworks": sorted(self.frameworks),
+            "nccl_version": self.nccl_version,
+            "gpus": {"count": self.gpus.count, "models": list(self.gpus.models), "interconnect": self.gpus.interconnect.value},
+            "transports": sorted(t.value for t in self.transports),
+            "env": dict(self.env),
+            "iommu_mentioned": self.iommu_mentioned,
+            "custom_allreduce": self.custom_allreduce,
+            "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
+            "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,
+                     "line": self.stop.line, "where": self.stop.where},
+        }

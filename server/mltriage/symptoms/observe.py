@@ -1,0 +1,270 @@
+"""Lines in, typed observations out.
+
+The scanner hands over each line the pre-filter landed on whose literals include a symptom's;
+``Observations.line`` matches that symptom's wordings and keeps what they capture. Two symptoms
+span lines and read ahead in the block the line came in: a tensor's repr (``tensor([...],
+device='cuda:1')``) and a p2pBandwidthLatencyTest matrix. What is kept is bounded: per symptom and
+input the first ``KEPT`` observations and the last, and a count of the rest.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from mltriage.masking import clip
+from mltriage.symptoms.vocabulary import BY_LITERAL, Symptom, Wording
+
+KEPT = 8  # observations kept per (symptom, input); the rest are counted, and the last one kept
+MATCH_CHARS = 4096  # a wording is matched in this much of a line's message
+SATURATED = 512  # past this many of one (symptom, input), a line is counted without matching
+MAX_TENSORS = 256
+MAX_MATRICES = 32
+LOOKAHEAD_BYTES = 16 * 1024
+MAX_KEYS = 16_384  # (symptom, input) pairs kept: a directory of 100,000 rank logs keeps counts only past it
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    symptom: Symptom
+    source: str
+    line: int
+    rank: int | None
+    text: str  # the line as logged, clipped
+    facts: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TensorPrint:
+    source: str
+    line: int
+    rank: int | None
+    device: int | None  # the CUDA device index, None for a CPU tensor
+    numbers: int  # values shown
+    all_zero: bool
+    text: str
+
+
+@dataclass(slots=True)
+class BandwidthMatrix:
+    source: str
+    line: int
+    direction: str  # "Uni" | "Bi"
+    p2p_enabled: bool
+    values: list[list[float]]
+    text: str
+
+    def off_diagonal(self) -> list[float]:
+        return [v for i, row in enumerate(self.values) for j, v in enumerate(row) if i != j]
+
+
+_TENSOR = re.compile(r"tensor\((?P<body>\[[^()]{0,15000}?\])(?P<rest>[^()]{0,300})\)")
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)(?![\w])")
+_DEVICE = re.compile(r"device='cuda:(\d{1,3})'")
+_MATRIX_ROW = re.compile(r"^\s{0,8}(\d{1,3})\s{1,12}((?:-?[\d.]{1,12}\s{0,12}){1,64})$")
+
+
+class Observations:
+    """Everything observed in one diagnosis, bounded."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[Symptom, str], list[Observation]] = {}
+        self.last: dict[tuple[Symptom, str], Observation] = {}
+        self.counts: dict[Symptom, int] = {}
+        self._key_counts: dict[tuple[Symptom, str], int] = {}
+        self.tensors: list[TensorPrint] = []
+        self.matrices: list[BandwidthMatrix] = []
+        self._finished = False
+        # a capture whose lines ran past the end of its block: finished with the next block's head
+        self.pending: list[tuple[str, tuple, bytes]] = []
+
+    # -- capture ------------------------------------------------------------------------------------
+    def line(self, present: frozenset[str], message: str, text: str, source: str, line: int, rank: int | None,
+             ahead: bytes | None) -> None:
+        """Match the wordings of the symptom literals ``present`` on this line. ``ahead``: the bytes
+        that follow the line in its block (for the symptoms that span lines)."""
+        tried: set[int] = set()
+        for literal in present:
+            for wording in BY_LITERAL.get(literal, ()):
+                if id(wording) in tried:
+                    continue
+                tried.add(id(wording))
+                self._try(wording, message, text, source, line, rank, ahead)
+
+    def _try(self, wording: Wording, message: str, text: str, source: str, line: int, rank: int | None,
+             ahead: bytes | None) -> None:
+        key = (wording.symptom, source)
+        if self._key_counts.get(key, 0) >= SATURATED:
+            self._count(key)
+            return
+        from mltriage.engine import timed_regex
+
+        m = timed_regex.search(wording.compiled, message[:MATCH_CHARS])
+        if m is None:
+            return
+        facts = wording.facts_of(m)
+        if wording.symptom is Symptom.TENSOR_PRINTED:
+            args = (message[m.start():], source, line, rank, text)
+            if ahead is not None and len(ahead) < LOOKAHEAD_BYTES and ")" not in message[m.start():]:
+                self.pending.append(("tensor", args, ahead))  # the repr may go on in the next block
+            else:
+                self._tensor(*args, ahead)
+            return
+        if wording.symptom is Symptom.P2P_BANDWIDTH:
+            if ahead is not None and len(ahead) < LOOKAHEAD_BYTES:
+                self.pending.append(("matrix", (facts, source, line, text), ahead))
+            else:
+                self._matrix(facts, source, line, text, ahead)
+        if wording.symptom is Symptom.COLLECTIVE_RESULT:
+            wrong = [_wrong_count(facts.pop(k, None)) for k in ("wrong_oop", "wrong_ip")]
+            facts["wrong"] = sum(w for w in wrong if w is not None)
+        self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
+
+    def add(self, obs: Observation) -> None:
+        key = (obs.symptom, obs.source)
+        if key not in self.kept and len(self.kept) >= MAX_KEYS:
+            self._count(key)
+            return
+        seen = self._count(key)
+        if seen <= KEPT:
+            self.kept.setdefault(key, []).append(obs)
+        else:
+            self.last[key] = obs
+
+    def _count(self, key: tuple[Symptom, str]) -> int:
+        self.counts[key[0]] = self.counts.get(key[0], 0) + 1
+        n = self._key_counts.get(key, 0) + 1
+        if len(self._key_counts) < MAX_KEYS or key in self._key_counts:
+            self._key_counts[key] = n
+        return n
+
+    def _tensor(self, message: str, source: str, line: int, rank: int | None, text: str, ahead: bytes | None) -> None:
+        if len(self.tensors) >= MAX_TENSORS:
+            return
+        chunk = message
+        if ")" not in message and ahead:
+            chunk = message + "\n" + ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace")
+        m = _TENSOR.search(chunk)
+        if m is None:
+            return
+        numbers = _NUMBER.findall(m.group("body"))
+        if not numbers:
+            return
+        device = _DEVICE.search(m.group("rest"))
+        all_zero = all(_is_zero(n) for n in numbers)
+        self.tensors.append(TensorPrint(source, line, rank, int(device.group(1)) if device else None, len(numbers),
+                                        all_zero, clip(text, 400)))
+
+    def _matrix(self, facts: dict[str, object], source: str, line: int, text: str, ahead: bytes | None) -> None:
+        if len(self.matrices) >= MAX_MATRICES or not ahead:
+            return
+        rows: list[list[float]] = []
+        for raw in ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")[1:66]:
+            m = _MATRIX_ROW.match(raw.replace("\t", " ").rstrip())
+            if m is None:
+                if rows:
+                    break
+                if raw.strip().startswith(("D\\D", "D\\\\D")) or not raw.strip():
+                    continue
+                break
+            try:
+                rows.append([float(v) for v in m.group(2).split()])
+            except ValueError:
+                break
+        if len(rows) >= 2 and all(len(r) == len(rows) for r in rows):
+            self.matrices.append(BandwidthMatrix(source, line, str(facts.get("direction", "Uni")),
+                                                 facts.get("p2p") == "Enabled", rows, clip(text, 400)))
+
+    def resume(self, head: bytes | None) -> None:
+        """Finish the captures cut at a block's end with the next block's first bytes (``None``: the
+        input ended)."""
+        pending, self.pending = self.pending, []
+        for kind, args, ahead in pending:
+            more = ahead + (head or b"")
+            if kind == "tensor":
+                self._tensor(*args, more)
+            else:
+                self._matrix(*args, more)
+
+    # -- what spans lines, decided once the input is read -----------------------------------------
+    def finish(self) -> None:
+        """Derive the symptoms that compare several captures (run once, after the scan)."""
+        if self._finished:
+            return
+        self._finished = True
+        self._zeros_after_copy()
+        self._p2p_slower_than_staged()
+
+    def _zeros_after_copy(self) -> None:
+        """A tensor shown with values, then one on another GPU shown as all zeros: a copy between
+        devices that arrived empty."""
+        by_source: dict[str, list[TensorPrint]] = {}
+        for t in self.tensors:
+            by_source.setdefault(t.source, []).append(t)
+        for source, prints in by_source.items():
+            for i, t in enumerate(prints):
+                if not t.all_zero or t.device is None:
+                    continue
+                before = [p for p in prints[:i] if not p.all_zero and p.device != t.device and t.line - p.line <= 200]
+                if before:
+                    origin = before[-1]
+                    self.add(Observation(Symptom.WRONG_VALUES, source, t.line, t.rank, t.text, {
+                        "kind": "zeros-after-copy", "device": t.device,
+                        "from_device": origin.device if origin.device is not None else "cpu", "from_line": origin.line}))
+                    break
+
+    def _p2p_slower_than_staged(self) -> None:
+        for direction in ("Uni", "Bi"):
+            on = [m for m in self.matrices if m.direction == direction and m.p2p_enabled]
+            off = [m for m in self.matrices if m.direction == direction and not m.p2p_enabled]
+            if not on or not off:
+                continue
+            enabled, disabled = on[0].off_diagonal(), off[0].off_diagonal()
+            if not enabled or not disabled:
+                continue
+            ratio = statistics.median(enabled) / max(statistics.median(disabled), 1e-9)
+            if ratio < 0.5:
+                self.add(Observation(Symptom.P2P_SLOWER_THAN_STAGED, on[0].source, on[0].line, None, on[0].text, {
+                    "direction": direction, "p2p_gbps": round(statistics.median(enabled), 2),
+                    "staged_gbps": round(statistics.median(disabled), 2), "ratio": round(ratio, 3),
+                    "staged_line": off[0].line}))
+                return
+
+    # -- reading -------------------------------------------------------------------------------------
+    def of(self, symptom: Symptom) -> list[Observation]:
+        """Kept observations of ``symptom``, in input order per source (first ones, then the last)."""
+        out: list[Observation] = []
+        for (s, _), kept in self.kept.items():
+            if s is symptom:
+                out.extend(kept)
+        for (s, _), last in self.last.items():
+            if s is symptom:
+                out.append(last)
+        return out
+
+    def first(self, symptom: Symptom) -> Observation | None:
+        found = self.of(symptom)
+        return found[0] if found else None
+
+    def has(self, symptom: Symptom) -> bool:
+        return self.counts.get(symptom, 0) > 0
+
+    def count(self, symptom: Symptom) -> int:
+        return self.counts.get(symptom, 0)
+
+
+def _is_zero(number: str) -> bool:
+    try:
+        return float(number) == 0.0
+    except ValueError:
+        return False
+
+
+def _wrong_count(text: object) -> int | None:
+    """nccl-tests' #wrong column: an integer count (2.0+); 1.x printed the maximum error as a float."""
+    if not isinstance(text, str):
+        return None
+    if re.fullmatch(r"\d{1,12}", text):
+        return int(text)
+    return None

@@ -1,0 +1,229 @@
+"""The symptom vocabulary: each symptom and every wording it has had.
+
+A wording is a set of literals for the pre-filter (case-sensitive, as the pre-filter is) and one
+bounded pattern over the line's message; its named groups are the facts, converted to their types
+here. Every wording names where its text comes from (an upstream release's format string, or a
+recorded run), and every symptom has wordings from at least two independent sources (two
+releases, or two projects), so that no symptom rests on one sample's words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Callable
+
+import regex
+
+from mltriage.engine import timed_regex
+
+
+class Symptom(StrEnum):
+    # where the run got to
+    COMM_INIT_STARTED = "comm-init-started"
+    CHANNELS_SET_UP = "channels-set-up"
+    COMM_INIT_COMPLETE = "comm-init-complete"
+    DEVICE_LISTED = "device-listed"  # a tool listed a GPU taking part (facts: device)
+    COLLECTIVE_RESULT = "collective-result"  # a benchmark printed a result row: a collective completed
+    # peer-to-peer
+    PEER_ACCESS_UNSUPPORTED = "peer-access-unsupported"  # an API call failed because P2P is not possible
+    P2P_UNAVAILABLE = "p2p-unavailable"  # a component reported or queried that P2P is not available
+    TOO_MANY_PEERS = "too-many-peers"
+    P2P_BANDWIDTH = "p2p-bandwidth-matrix"  # a p2pBandwidthLatencyTest matrix header (the matrix is read below it)
+    P2P_SLOWER_THAN_STAGED = "p2p-slower-than-staged"  # derived: P2P=Enabled copies slower than P2P=Disabled ones
+    IOMMU_FAULT = "iommu-fault"
+    CUSTOM_ALLREDUCE = "custom-allreduce-in-use"  # a component that needs P2P is on the failing path
+    # numbers
+    WRONG_VALUES = "wrong-values"
+    NAN_IN_OUTPUT = "nan-in-output"
+    TENSOR_PRINTED = "tensor-printed"  # a tensor's repr (facts: device, all_zero); wrong values are derived
+    # stops
+    COLLECTIVE_TIMEOUT = "collective-timeout"
+    HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
+    STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
+    # the run's settings
+    ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
+
+
+class Transport(StrEnum):
+    P2P = "p2p"
+    SHM = "shm"
+    NET = "net"
+
+
+_int = int
+
+
+def _float(text: str) -> float:
+    return float(text)
+
+
+def _transport(text: str) -> Transport:
+    word = text.lower()
+    if word.startswith("p2p"):
+        return Transport.P2P
+    if word.startswith("net"):
+        return Transport.NET
+    return Transport.SHM
+
+
+def _bool(text: str) -> bool:
+    return text.lower() in ("true", "1", "yes")
+
+
+CONVERTERS: dict[str, Callable[[str], object]] = {
+    "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
+    "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int,
+}
+
+
+@dataclass(frozen=True)
+class Wording:
+    symptom: Symptom
+    literals: tuple[str, ...]
+    pattern: str
+    source: str  # where this text comes from: project, release and file of its format string, or a recording
+    ignore_case: bool = False
+    compiled: regex.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        flags = regex.IGNORECASE if self.ignore_case else 0
+        object.__setattr__(self, "compiled", timed_regex.compile(self.pattern, flags))
+
+    def facts_of(self, m: regex.Match[str]) -> dict[str, object]:
+        facts: dict[str, object] = {}
+        for name, value in m.groupdict().items():
+            if value is None:
+                continue
+            convert = CONVERTERS.get(name)
+            try:
+                facts[name] = convert(value) if convert else value
+            except ValueError:
+                continue
+        return facts
+
+
+W = Wording
+WORDINGS: tuple[Wording, ...] = (
+    # -- communicator set-up ----------------------------------------------------------------------
+    W(Symptom.COMM_INIT_STARTED, ("NCCL version ",), r"NCCL version (?P<nccl_version>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)",
+      "NVIDIA/nccl src/init.cc every 2.x release: INFO/printf \"NCCL version %s\" (rank 0's first line)"),
+    W(Symptom.COMM_INIT_STARTED, ("ncclCommInitRank", "Init START"),
+      r"ncclCommInitRank\w{0,8}[^\n]{0,200}?\bnranks (?P<nranks>\d{1,7})|comm 0x[0-9a-f]{1,16} rank \d{1,7} nranks (?P<nranks>\d{1,7})[^\n]{0,200}Init START",
+      "NVIDIA/nccl src/init.cc 2.7-2.29: INFO \"ncclCommInitRank comm %p rank %d nranks %d cudaDev %d ... - Init START\""),
+    W(Symptom.COMM_INIT_STARTED, ("Bootstrap : Using", "Bootstrap: Using"), r"Bootstrap ?: Using",
+      "NVIDIA/nccl src/bootstrap.cc: \"Bootstrap : Using %s\" (2.4-2.22), \"Bootstrap: Using %s\" (2.23+)"),
+    W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
+      r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?\d{1,7}(?:\[[0-9a-fx]{1,16}\])? -> \d{1,7}(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
+      "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "
+      "\"Ring %02d : %d -> %d via P2P/IPC\" and \"via direct shared memory\" (2.3-2.4)"),
+    W(Symptom.COMM_INIT_COMPLETE, ("Init COMPLETE", "Connected all rings", "Connected all trees"),
+      r"Init COMPLETE|Connected all (?:rings|trees)",
+      "NVIDIA/nccl src/init.cc: \"comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE\" (2.x); "
+      "src/graph/connect.cc \"Connected all rings\" (2.9+)"),
+    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}\S{1,64}\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
+      "NVIDIA/nccl-tests src/common.cu: PRINT(\"#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\") (2.10+), "
+      "\"#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\" (2.0-2.9)"),
+    W(Symptom.DEVICE_LISTED, ("Device: ",), r"^Device: (?P<device>\d{1,3}), [^\n]{1,80}, pciBusID: [0-9a-f]{1,4}",
+      "NVIDIA/cuda-samples p2pBandwidthLatencyTest.cu: printf(\"Device: %d, %s, pciBusID: %x, pciDeviceID: %x, pciDomainID:%x\\n\", ...)"),
+    # nccl-tests' result row: size count type redop [root] time algbw busbw #wrong time algbw busbw #wrong
+    W(Symptom.COLLECTIVE_RESULT, (" float ", " half ", " bfloat16 ", " double ", " int32 ", " int8 ", " uint8 ", " int64 "),
+      r"^\s{0,12}\d{1,13}\s{1,20}\d{1,13}\s{1,20}(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64)\s{1,20}"
+      r"(?:\w{1,10}\s{1,20})?(?:-?\d{1,5}\s{1,20})?[\d.]{1,12}\s{1,20}[\d.]{1,12}\s{1,20}[\d.]{1,12}\s{1,20}(?P<wrong_oop>\S{1,12})"
+      r"(?:\s{1,20}[\d.]{1,12}\s{1,20}[\d.]{1,12}\s{1,20}[\d.]{1,12}\s{1,20}(?P<wrong_ip>\S{1,12}))?",
+      "NVIDIA/nccl-tests src/common.cu: the result row \"%12li  %12li  %8s  %6s  %6i  %7s %6.2f %6.2f %5s\" (2.0+: #wrong is an "
+      "integer; 1.x printed the max error as %.0e)"),
+    # -- peer-to-peer ------------------------------------------------------------------------------
+    W(Symptom.PEER_ACCESS_UNSUPPORTED, ("peer access is not supported between these two devices",),
+      r"peer access is not supported between these two devices",
+      "CUDA runtime cudaGetErrorString(cudaErrorPeerAccessUnsupported = 217) (libcudart 13.0 on this disk; the same string "
+      "since CUDA 8): printed by NCCL's CUDACHECK \"Cuda failure '%s'\", TensorRT-LLM's TLLM_CUDA_CHECK and PyTorch's C10_CUDA_CHECK"),
+    W(Symptom.PEER_ACCESS_UNSUPPORTED, ("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "cudaErrorPeerAccessUnsupported"),
+      r"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED|cudaErrorPeerAccessUnsupported",
+      "CUDA driver API cuda.h enum name CUDA_ERROR_PEER_ACCESS_UNSUPPORTED (printed by TensorFlow's stream executor and JAX); "
+      "runtime enum name cudaErrorPeerAccessUnsupported (printed by CuPy's CUDARuntimeError)"),
+    W(Symptom.P2P_UNAVAILABLE, ("Custom allreduce is disabled because",),
+      r"Custom allreduce is disabled because your platform lacks GPU P2P capability",
+      "vllm-project/vllm 0.3.3 vllm/model_executor/parallel_utils/custom_all_reduce.py and 0.4.0-0.33.0 "
+      "vllm/distributed/device_communicators/custom_all_reduce.py: logger.warning(\"Custom allreduce is disabled because your "
+      "platform lacks GPU P2P capability[ or P2P test failed]. ...\")"),
+    W(Symptom.P2P_UNAVAILABLE, ("peer access Device ",), r"Device (?P<device>\d{1,3}) peer access Device (?P<peer_device>\d{1,3}) is not available",
+      "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/runtime/bufferManager.cpp: TLLM_LOG_WARNING(\"Device \" ... \" peer access Device \" ... \" is not available.\")"),
+    W(Symptom.P2P_UNAVAILABLE, ("CANNOT Access Peer",), r"Device=(?P<device>\d{1,3}) CANNOT Access Peer Device=(?P<peer_device>\d{1,3})",
+      "NVIDIA/cuda-samples Samples/5_Domain_Specific/p2pBandwidthLatencyTest/p2pBandwidthLatencyTest.cu: "
+      "printf(\"Device=%d %s Access Peer Device=%d\\n\", i, can_access_peer ? \"CAN\" : \"CANNOT\", j)"),
+    W(Symptom.P2P_UNAVAILABLE, ("> Peer access from ",), r"Peer access from [^\n]{1,120}?\(GPU(?P<device>\d{1,3})\) -> [^\n]{1,120}?\(GPU(?P<peer_device>\d{1,3})\) : No\b",
+      "NVIDIA/cuda-samples Samples/0_Introduction/simpleP2P/simpleP2P.cu: printf(\"> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\\n\", ..., "
+      "can_access_peer ? \"Yes\" : \"No\")"),
+    W(Symptom.TOO_MANY_PEERS, ("peer mapping resources exhausted", "CUDA_ERROR_TOO_MANY_PEERS", "cudaErrorTooManyPeers"),
+      r"peer mapping resources exhausted|CUDA_ERROR_TOO_MANY_PEERS|cudaErrorTooManyPeers",
+      "CUDA runtime cudaGetErrorString(cudaErrorTooManyPeers = 711) \"peer mapping resources exhausted\" (libcudart 13.0 on this disk); "
+      "CUDA driver API cuda.h CUDA_ERROR_TOO_MANY_PEERS (printed by TensorFlow)"),
+    W(Symptom.P2P_BANDWIDTH, ("P2P=Enabled", "P2P=Disabled"),
+      r"(?P<direction>Uni|Bi)directional P2P=(?P<p2p>Enabled|Disabled) (?:Bandwidth|Latency)",
+      "NVIDIA/cuda-samples p2pBandwidthLatencyTest.cu: \"Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\" (11.x+) "
+      "and \"Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)\" (CUDA 8-10 samples)"),
+    W(Symptom.IOMMU_FAULT, ("IO_PAGE_FAULT",), r"IO_PAGE_FAULT",
+      "Linux drivers/iommu/amd/iommu.c: \"Event logged [IO_PAGE_FAULT device=%04x:%02x:%02x.%x domain=0x%04x address=0x%llx flags=0x%04x]\" "
+      "(5.x+; \"AMD-Vi: Event logged [IO_PAGE_FAULT ...\" in 4.x drivers/iommu/amd_iommu.c)"),
+    W(Symptom.IOMMU_FAULT, ("DMAR: DRHD: handling fault", "DMAR: [DMA Read", "DMAR: [DMA Write", "DMAR:[fault reason"),
+      r"DMAR: ?(?:DRHD: handling fault|\[DMA (?:Read|Write)|\[fault reason)",
+      "Linux drivers/iommu/intel/dmar.c: \"DRHD: handling fault status reg %x\" and \"[%s NO_PASID] Request device [%02x:%02x.%d] fault addr 0x%llx\" "
+      "(5.x+; 4.x printed \"[DMA Read] Request device [..] fault addr ..\")"),
+    W(Symptom.CUSTOM_ALLREDUCE, ("custom_all_reduce", "CustomAllreduce", "customAllReduce", "CustomAllReduce", "custom_allreduce"),
+      r"(?P<where>custom_all_reduce\.py|custom_all_reduce_utils\.py|CustomAllreduce|customAllReduce\w{0,40}|CustomAllReduce\w{0,40}|custom_allreduce\w{0,40})",
+      "vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py (0.4+; class CustomAllreduce) and "
+      "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu (0.5+) in frames and error lines"),
+    # -- numbers -----------------------------------------------------------------------------------
+    W(Symptom.WRONG_VALUES, ("Out of bounds values",), r"Out of bounds values : (?P<errors>\d{1,12}) FAILED",
+      "NVIDIA/nccl-tests src/common.cu: PRINT(\"# Out of bounds values : %d %s\\n\", errors, errors ? \"FAILED\" : \"OK\") (every release)"),
+    W(Symptom.WRONG_VALUES, ("Verification error @ element",), r"Verification error @ element",
+      "NVIDIA/cuda-samples simpleP2P.cu: printf(\"Verification error @ element %i: val = %f, ref = %f\\n\", ...) (CUDA 4-12 samples)"),
+    W(Symptom.NAN_IN_OUTPUT, ("loss: nan", "loss=nan", "loss = nan", "loss': nan", "Loss: nan", "loss: NaN", "Loss: NaN", "loss is nan",
+                              "Loss is NaN", "loss is NaN", "'loss': nan", "loss=NaN"),
+      r"\bloss\b['\"]?\s{0,3}(?:[:=]|is)\s{0,3}['\"]?nan\b", "Hugging Face transformers Trainer logs {'loss': nan, ...} (4.x); "
+      "PyTorch Lightning progress bars \"loss=nan\"; torch examples print(f\"loss: {loss}\")", ignore_case=True),
+    W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
+      "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
+    # -- stops -------------------------------------------------------------------------------------
+    W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
+      r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: \"Watchdog caught collective operation timeout: \" + WorkNCCL's "
+      "repr: \"WorkNCCL(OpType=..., Timeout(ms)=...)\" (1.10-1.12), \"WorkNCCL(SeqNum=..., OpType=..., ..., Timeout(ms)=...)\" (1.13-2.x)"),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("WorkNCCL::checkTimeout", "ncclCommWatchdog", "watchdogHandler", "Exception raised from checkTimeout"),
+      r"(?:c10d::ProcessGroupNCCL::(?:WorkNCCL::checkTimeout|ncclCommWatchdog|watchdogHandler)|Exception raised from (?:checkTimeout|ncclCommWatchdog|watchdogHandler))",
+      "pytorch/pytorch ProcessGroupNCCL.cpp: the watchdog's C++ frames as c10::Error prints them (\"Exception raised from checkTimeout at "
+      "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:N\" 2.0-2.2, \"from ncclCommWatchdog\"/\"watchdogHandler\" 2.2+)"),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("Some NCCL operations have failed or timed out",), r"Some NCCL operations have failed or timed out",
+      "pytorch/pytorch ProcessGroupNCCL.cpp 1.8-2.1: \"Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+      "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\""),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("Timed out waiting",), r"\] Timed out waiting (?P<timeout_ms>\d{1,12})ms for (?:recv|send) operation to complete",
+      "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc: GLOO_ENFORCE \"Timed out waiting \", timeout.count(), \"ms for recv operation to complete\""),
+    W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen"),
+      r"^[\s#>/*<(\[-]{0,6}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
+      r"(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled)"
+      r"(?:\s{1,3}(?:here|there|forever|indefinitely|at this (?:point|step|line)|after this|now))?\s{0,3}(?:\.{1,3}|!{1,3})?[\s>)\]*-]{0,6}$",
+      "users' own notes in pasted logs (\"<hangs here>\", \"stuck here...\"), as in public issue threads of NVIDIA/nccl and pytorch/pytorch",
+      ignore_case=True),
+    W(Symptom.STACK_DUMP, ("(most recent call first):", "Timeout ("),
+      r"^(?:Current )?[Tt]hread 0x[0-9a-fA-F]{1,16} \(most recent call first\):|^Timeout \(\d{1,4}:\d\d:\d\d\)!",
+      "CPython Python/traceback.c (faulthandler): \"Thread 0x%lx (most recent call first):\" / \"Current thread 0x...\", "
+      "Modules/faulthandler.c dump_traceback_later: \"Timeout (%lu:%02lu:%02lu)!\" (3.3-3.13)"),
+    W(Symptom.STACK_DUMP, ("(active", "(idle)", "py-spy"),
+      r"^Thread (?:0x[0-9A-Fa-f]{1,16}|\d{1,10}) \((?:active|idle)[^)\n]{0,40}\)|py-spy dump",
+      "benfred/py-spy src/dump.rs: \"Thread {:#X} ({})\" with active/idle status (0.3+)"),
+    W(Symptom.ENV_SET, (" set by environment to ",), r"\b(?P<name>[A-Z][A-Z0-9_]{2,60}) set by environment to (?P<value>[^\s.,;]{1,120})",
+      "NVIDIA/nccl src/misc/param.cc and ncclGetEnv users: INFO(NCCL_ENV, \"%s set by environment to %s\", ...) (2.x)"),
+    W(Symptom.ENV_SET, ("disable_custom_all_reduce=",), r"\b(?P<name>disable_custom_all_reduce)=(?P<value>True|False)\b",
+      "vllm-project/vllm vllm/engine/llm_engine.py 0.3-0.6: \"Initializing an LLM engine with config: ... disable_custom_all_reduce=%s\"; "
+      "0.7+ the same key in its EngineArgs/VllmConfig repr"),
+)
+
+SYMPTOM_LITERALS: frozenset[str] = frozenset(lit for w in WORDINGS for lit in w.literals)
+BY_LITERAL: dict[str, tuple[Wording, ...]] = {}
+for _w in WORDINGS:
+    for _lit in _w.literals:
+        BY_LITERAL[_lit] = (*BY_LITERAL.get(_lit, ()), _w)
+# the literals of the symptoms that read the lines below their first one
+SPANNING_LITERALS: frozenset[str] = frozenset(
+    lit for w in WORDINGS if w.symptom in (Symptom.TENSOR_PRINTED, Symptom.P2P_BANDWIDTH) for lit in w.literals)
