@@ -130,7 +130,7 @@ SymptomName = Literal[
     "comm-init-started", "device-listed", "channels-set-up", "comm-init-complete", "collective-result", "peer-access-unsupported",
     "p2p-unavailable", "too-many-peers", "p2p-bandwidth-matrix", "p2p-slower-than-staged", "iommu-fault",
     "custom-allreduce-in-use", "wrong-values", "nan-in-output", "tensor-printed", "collective-timeout", "hang-noted",
-    "stack-dump", "env-set",
+    "stack-dump", "user-interrupt", "env-set",
 ]
 
 

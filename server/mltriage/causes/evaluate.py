@@ -18,6 +18,7 @@ MAX_EVIDENCE = 6  # observation lines cited per cause
 class Judged:
     holds: bool
     why: list[str]  # the run-model facts that made it hold, in words with their lines
+    lines: tuple[str, ...] = ()  # the log lines those facts come from (cited as evidence)
 
 
 def raise_causes(findings: list[Finding], observations: Observations, run: RunModel, library: Library) -> list[Finding]:
@@ -61,8 +62,10 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
         return None
     if any(_condition(c, run, findings, observations).holds for c in spec.get("rules_out", [])):
         return None
-    why = [w for j in judged for w in j.why] + [w for j in any_of if j.holds for w in j.why]
-    return _finding(rule, seen, why, run, findings)
+    held = judged + [j for j in any_of if j.holds]
+    why = [w for j in held for w in j.why]
+    lines = [line for j in held for line in j.lines]
+    return _finding(rule, seen, why, lines, run, findings)
 
 
 def _condition(name: str, run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
@@ -73,19 +76,26 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(gpus.interconnect is Interconnect.NVLINK, [])
     if name == "pcie":
         why: list[str] = []
+        lines: list[str] = []
         if gpus.interconnect is Interconnect.NVLINK:
             return Judged(False, [])
-        if gpus.interconnect is Interconnect.PCIE:
-            why += [f"the GPUs are {', '.join(gpus.models[:4])} cards, which talk over PCIe (line {m.line})" for m in gpus.evidence[:1]]
-        if Transport.P2P in run.transports:
-            first = observations.first(Symptom.CHANNELS_SET_UP)
-            why.append("NCCL moves data between the GPUs with direct peer-to-peer copies" + (f" (line {first.line})" if first else ""))
-        if Transport.SHM in run.transports and Transport.P2P not in run.transports:
-            why.append("NCCL routes GPU-to-GPU traffic through host shared memory: it found no usable P2P between them")
+        channels = observations.of(Symptom.CHANNELS_SET_UP)
+        for transport, words in ((Transport.P2P, "NCCL moves data between the GPUs with direct peer-to-peer copies"),
+                                 (Transport.SHM, "NCCL routes GPU-to-GPU traffic through host shared memory (no usable P2P between them)")):
+            first = next((o for o in channels if o.facts.get("transport") is transport), None)
+            if first is not None and (transport is Transport.P2P or Transport.P2P not in run.transports):
+                why.append(f"{words} (line {first.line})")
+                lines.append(first.text)
         if run.custom_allreduce is False:
             why.append("vLLM turned custom all-reduce off: it found no working GPU P2P")
-        return Judged(bool(why), why)
+        if gpus.interconnect is Interconnect.PCIE:
+            for m in gpus.evidence[:2]:
+                why.append(f"the GPUs are {', '.join(gpus.models[:4])} cards, which talk over PCIe (line {m.line})")
+                lines.append(m.text)
+        return Judged(bool(why), why, tuple(lines))
     if name == "custom-allreduce":
+        if run.custom_allreduce is False:
+            return Judged(False, [])  # the run said it turned custom all-reduce off
         obs = observations.first(Symptom.CUSTOM_ALLREDUCE)
         if obs is not None:
             return Judged(True, [f"a custom all-reduce is on the failing path ({clip(str(obs.facts.get('where', '')), 60)}, line {obs.line})"])
@@ -100,8 +110,9 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
     raise ValueError(f"unknown cause condition {name!r}")
 
 
-def _finding(rule: Rule, seen: list[Observation], why: list[str], run: RunModel, findings: list[Finding]) -> Finding:
-    from mltriage.engine.run_reasoning import derived_finding
+def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel,
+             findings: list[Finding]) -> Finding:
+    from mltriage.engine.run_reasoning import derived_finding, last_lines_notes
 
     cited = _distinct_lines(seen)[:MAX_EVIDENCE]
     stop = run.stop
@@ -119,13 +130,16 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], run: RunModel,
     for obs in cited:
         for key, value in obs.facts.items():
             facts.setdefault(key, str(value.value if hasattr(value, "value") else value))
-    evidence = [o.text for o in cited]
+    evidence = list(dict.fromkeys([o.text for o in cited] + condition_lines))
     if stop.kind.is_hang and stop.text and stop.text not in evidence:
         evidence.append(stop.text)
     notes = [f"{o.symptom.value} at line {o.line}: {clip(o.text, 160)}" for o in cited]
-    if stop.kind is not StopKind.UNKNOWN:
-        notes.append(f"the run stopped {stop.where or stop.kind.value} (phase: {stop.phase.label})")
+    if stop.kind.is_hang:
+        notes.append(f"the log stops {stop.where} and holds no error" if stop.kind is StopKind.HANG_SILENT
+                     else f"the run stopped {stop.where} (phase: {stop.phase.label})")
     notes += why
+    if stop.kind.is_hang:
+        notes += last_lines_notes(run)
     finding = derived_finding(rule, facts, source, line, text, evidence, notes, rank)
     if (rule.cause or {}).get("outranks"):
         lines = {(o.source, o.line) for o in seen}

@@ -25,6 +25,8 @@ from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
 from mltriage.engine.findings import render_rule_text
 from mltriage.run_model.build import meaningful
+from mltriage.symptoms.observe import Observations
+from mltriage.symptoms.vocabulary import Symptom
 from mltriage.run_model.model import Phase, RunModel, Stop, StopKind
 
 LEFT_EARLY = "torch-rank-left-early"
@@ -39,9 +41,10 @@ _PROGRESS = re.compile(
 HANDLED_MIN_LINES_AFTER = 5  # lines the process printed after a traceback before we call it survived
 
 
-def settle_findings(findings: list[Finding], run: RunFacts) -> None:
+def settle_findings(findings: list[Finding], run: RunFacts, observations: Observations) -> None:
     """What the whole log says about single findings, in place: tracebacks the run survived or that
-    it cut off, warning-level lines, NaN or P2P findings on a PCIe topology."""
+    it cut off, what a Ctrl-C printed, warning-level lines, NaN or P2P findings on a PCIe topology."""
+    _demote_interrupt_tracebacks(findings, observations)
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
     _demote_warning_level_lines(findings)
@@ -59,7 +62,7 @@ def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, lib
     if stop.kind is StopKind.HANG_SILENT and stop.phase is Phase.CHANNELS:
         return []  # a log cut right after NCCL init is also what a healthy paste looks like
     rule = library.get(STALL_PLAIN)
-    return [_derived(rule, stop, run)] if rule else []
+    return [_derived(rule, stop, model)] if rule else []
 
 
 def name_the_command(findings: list[Finding], run: RunFacts) -> None:
@@ -109,23 +112,13 @@ def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, t
 # -- stalls -------------------------------------------------------------------------------------------
 
 
-def _last_by_rank(run: RunFacts) -> list[str]:
-    out = []
-    for source, tail in run.tails.items():
-        last: dict[int | None, TailLine] = {}
-        for t in meaningful(tail):
-            last[t.rank] = t
-        for rank, t in sorted(last.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-            who = f"rank {rank}" if rank is not None else source
-            out.append(f"{who} last printed line {t.line}: {clip(t.message, 160)}")
-        if len(out) >= 8:
-            break
-    return out[:8]
+def last_lines_notes(model: RunModel) -> list[str]:
+    return [f"{f'rank {x.rank}' if x.rank is not None else x.source} last printed line {x.line}: {x.text}" for x in model.last_lines]
 
 
-def _derived(rule: Rule, stop: Stop, run: RunFacts) -> Finding:
+def _derived(rule: Rule, stop: Stop, model: RunModel) -> Finding:
     facts = {"stopped": stop.where, "last_line": clip(stop.text, 200)}
-    notes = [f"the log stops {stop.where} and holds no error"] + _last_by_rank(run)
+    notes = [f"the log stops {stop.where} and holds no error"] + last_lines_notes(model)
     return derived_finding(rule, facts, stop.source or "<run>", stop.line or 1, stop.text, [stop.text] if stop.text else [],
                            notes, None)
 
@@ -199,6 +192,26 @@ def _corroborate_p2p(findings: list[Finding], run: RunFacts) -> None:
             f.notes.append(f"the GPUs exchange data over PCIe here ({facts}): broken peer-to-peer can also produce NaN")
             f.fix.steps.append("Rule out silent P2P corruption: rerun the same steps with `NCCL_P2P_DISABLE=1`; "
                                "if the NaN disappears, peer-to-peer on this host is corrupting data (run `mltriage probe`)")
+
+
+# -- what a Ctrl-C printed ------------------------------------------------------------------------------
+
+
+def _demote_interrupt_tracebacks(findings: list[Finding], observations: Observations) -> None:
+    """The traceback a Ctrl-C (or torchrun's SIGINT shutdown) prints says where the user stopped the
+    run, not what broke: from the first interrupt on, generic and launcher findings are context."""
+    first: dict[str, int] = {}
+    for obs in observations.of(Symptom.USER_INTERRUPT):
+        first[obs.source] = min(first.get(obs.source, obs.line), obs.line)
+    if not first:
+        return
+    for f in findings:
+        at = first.get(f.source)
+        if at is None or not f.is_error or f.lines[1] < at:
+            continue
+        if f.generic or f.category == "launcher" or f.facts.get("exception_type") == "KeyboardInterrupt":
+            f.severity, f.role = "warning", "context"
+            f.notes.append(f"printed after the user interrupted the run (Ctrl-C / SIGINT at line {at}): where it was stopped, not what broke")
 
 
 # -- lines the program logged as warnings ---------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Framework, Gpus, Interconnect, Phase, PhaseMark, RunModel, Stop, StopKind
+from mltriage.run_model.model import Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Stop, StopKind
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom, Transport
 
@@ -67,7 +67,21 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
         model.custom_allreduce = False
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
     model.stop = _stop(model, observations, run, findings)
+    model.last_lines = _last_lines(run)
     return model
+
+
+def _last_lines(run: RunFacts) -> list[LastLine]:
+    out: list[LastLine] = []
+    for source, tail in run.tails.items():
+        last: dict[int | None, TailLine] = {}
+        for t in meaningful(tail):
+            last[t.rank] = t
+        for rank, t in sorted(last.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            out.append(LastLine(rank, source, t.line, clip(t.message, 160)))
+        if len(out) >= 8:
+            break
+    return out[:8]
 
 
 def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> None:
@@ -92,6 +106,8 @@ def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> N
             model.frameworks.add(Framework.VLLM)
         elif "sglang" in obs.text.lower():
             model.frameworks.add(Framework.SGLANG)
+    if any("vLLM" in o.text for o in observations.of(Symptom.COMM_INIT_STARTED)):
+        model.frameworks.add(Framework.VLLM)
     if run.command is not None:
         words = run.command.text
         if "vllm" in words:
@@ -157,6 +173,10 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
         first = next(f for f in findings if f.is_error)
         return Stop(StopKind.ERROR, _phase_before(model, first.source, first.line), first.source, first.line,
                     clip(first.evidence[-1] if first.evidence else "", 200), "at an error")
+    interrupt = observations.first(Symptom.USER_INTERRUPT)
+    if interrupt is not None:
+        return _at(StopKind.HANG_NOTED, _phase_before(model, interrupt.source, interrupt.line), interrupt,
+                   "where the user interrupted it (Ctrl-C): it was not ending on its own")
     noted = observations.first(Symptom.HANG_NOTED)
     if noted is not None:
         return _at(StopKind.HANG_NOTED, _phase_before(model, noted.source, noted.line), noted,

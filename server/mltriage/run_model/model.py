@@ -81,6 +81,16 @@ class Gpus:
     evidence: list[PhaseMark] = field(default_factory=list)  # the lines naming models or the interconnect
 
 
+@dataclass(frozen=True, slots=True)
+class LastLine:
+    """What one rank (or one input without ranks) printed last."""
+
+    rank: int | None
+    source: str
+    line: int
+    text: str
+
+
 @dataclass(slots=True)
 class RunModel:
     frameworks: set[Framework] = field(default_factory=set)
@@ -92,6 +102,7 @@ class RunModel:
     custom_allreduce: bool | None = None  # vLLM / TRT-LLM custom all-reduce: on, off, or not said
     reached: dict[Phase, PhaseMark] = field(default_factory=dict)  # each phase's first line
     stop: Stop = field(default_factory=lambda: Stop(StopKind.UNKNOWN, Phase.LAUNCH))
+    last_lines: list[LastLine] = field(default_factory=list)  # per rank, at most 8
 
     @property
     def multi_gpu(self) -> bool:
@@ -111,6 +122,7 @@ class RunModel:
             "iommu_mentioned": self.iommu_mentioned,
             "custom_allreduce": self.custom_allreduce,
             "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
+            "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,
                      "line": self.stop.line, "where": self.stop.where},
         }

@@ -100,7 +100,7 @@ class Observations:
             return
         from mltriage.engine import timed_regex
 
-        m = timed_regex.search(wording.compiled, message[:MATCH_CHARS])
+        m = timed_regex.search(wording.compiled, (text if wording.whole_line else message)[:MATCH_CHARS])
         if m is None:
             return
         facts = wording.facts_of(m)

@@ -41,6 +41,7 @@ class Symptom(StrEnum):
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
     STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
+    USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
     # the run's settings
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
 
@@ -84,6 +85,7 @@ class Wording:
     pattern: str
     source: str  # where this text comes from: project, release and file of its format string, or a recording
     ignore_case: bool = False
+    whole_line: bool = False  # match the line as logged, prefixes included (a logger's file:line names the component)
     compiled: regex.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -111,6 +113,8 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.COMM_INIT_STARTED, ("ncclCommInitRank", "Init START"),
       r"ncclCommInitRank\w{0,8}[^\n]{0,200}?\bnranks (?P<nranks>\d{1,7})|comm 0x[0-9a-f]{1,16} rank \d{1,7} nranks (?P<nranks>\d{1,7})[^\n]{0,200}Init START",
       "NVIDIA/nccl src/init.cc 2.7-2.29: INFO \"ncclCommInitRank comm %p rank %d nranks %d cudaDev %d ... - Init START\""),
+    W(Symptom.COMM_INIT_STARTED, ("vLLM is using nccl==",), r"vLLM is using nccl==(?P<nccl_version>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)",
+      "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py 0.4.1+: logger.info(\"vLLM is using nccl==%s\", ...)"),
     W(Symptom.COMM_INIT_STARTED, ("Bootstrap : Using", "Bootstrap: Using"), r"Bootstrap ?: Using",
       "NVIDIA/nccl src/bootstrap.cc: \"Bootstrap : Using %s\" (2.4-2.22), \"Bootstrap: Using %s\" (2.23+)"),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
@@ -173,7 +177,8 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.CUSTOM_ALLREDUCE, ("custom_all_reduce", "CustomAllreduce", "customAllReduce", "CustomAllReduce", "custom_allreduce"),
       r"(?P<where>custom_all_reduce\.py|custom_all_reduce_utils\.py|CustomAllreduce|customAllReduce\w{0,40}|CustomAllReduce\w{0,40}|custom_allreduce\w{0,40})",
       "vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py (0.4+; class CustomAllreduce) and "
-      "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu (0.5+) in frames and error lines"),
+      "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu (0.5+) in frames, error lines and the logger's file:line",
+      whole_line=True),
     # -- numbers -----------------------------------------------------------------------------------
     W(Symptom.WRONG_VALUES, ("Out of bounds values",), r"Out of bounds values : (?P<errors>\d{1,12}) FAILED",
       "NVIDIA/nccl-tests src/common.cu: PRINT(\"# Out of bounds values : %d %s\\n\", errors, errors ? \"FAILED\" : \"OK\") (every release)"),
@@ -200,11 +205,21 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.COLLECTIVE_TIMEOUT, ("Timed out waiting",), r"\] Timed out waiting (?P<timeout_ms>\d{1,12})ms for (?:recv|send) operation to complete",
       "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc: GLOO_ENFORCE \"Timed out waiting \", timeout.count(), \"ms for recv operation to complete\""),
     W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen"),
-      r"^[\s#>/*<(\[-]{0,6}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
+      r"^[\s#>/*<(\[.-]{0,8}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
       r"(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled)"
-      r"(?:\s{1,3}(?:here|there|forever|indefinitely|at this (?:point|step|line)|after this|now))?\s{0,3}(?:\.{1,3}|!{1,3})?[\s>)\]*-]{0,6}$",
+      r"(?:\s{1,3}(?:here|there|forever|indefinitely|at this (?:point|step|line)|after this|now)){0,2}\s{0,3}(?:\.{1,3}|!{1,3})?[\s>)\]*.-]{0,8}$",
       "users' own notes in pasted logs (\"<hangs here>\", \"stuck here...\"), as in public issue threads of NVIDIA/nccl and pytorch/pytorch",
       ignore_case=True),
+    W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen", "deadlock", "Deadlock"),
+      r"^\s{0,4}(?:#|//|<|=>|-->|\(|\[(?!\w{1,20}\]\s))[^\n]{0,100}?\b(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled|deadlocks?|deadlocked)\b[^\n]{0,100}$",
+      "users' annotations in pasted logs and scripts (\"# => hangs during startup\", \"<HANGS FOR 20+ min>\", \"// stuck here\"), "
+      "as in public issue threads of vllm-project/vllm and NVIDIA/nccl", ignore_case=True),
+    W(Symptom.USER_INTERRUPT, ("KeyboardInterrupt",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyboardInterrupt\b",
+      "CPython: the exception line \"KeyboardInterrupt\" a Ctrl-C ends a traceback with (every 3.x)"),
+    W(Symptom.USER_INTERRUPT, ("death signal, shutting down workers", "Received SIGINT", "^C"),
+      r"Received (?:Signals\.)?SIGINT death signal, shutting down workers|^\s{0,4}\^C",
+      "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py: \"Received %s death signal, shutting down workers\" (1.9+; "
+      "\"Received Signals.SIGINT death signal\" before 2.0), and the terminal's \"^C\" echo"),
     W(Symptom.STACK_DUMP, ("(most recent call first):", "Timeout ("),
       r"^(?:Current )?[Tt]hread 0x[0-9a-fA-F]{1,16} \(most recent call first\):|^Timeout \(\d{1,4}:\d\d:\d\d\)!",
       "CPython Python/traceback.c (faulthandler): \"Thread 0x%lx (most recent call first):\" / \"Current thread 0x...\", "

@@ -1,0 +1,271 @@
+"""Symptoms, the run model and causes: lines become typed observations, a run gets phases and a stop,
+and causes fire on that evidence, not on one sentence.
+
+Every line below is a real recording (corpus/) or built from the named upstream release's format
+string; each symptom is recognised in the words of at least two sources."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_cli
+from mltriage.engine import diagnose_text
+from mltriage.engine.reader import Source
+from mltriage.engine.scanner import Scanner
+from mltriage.library import load_library
+from mltriage.run_model import Interconnect, Phase, StopKind
+from mltriage.symptoms import Symptom, Transport, WORDINGS
+
+ROOT = Path(__file__).resolve().parent.parent
+P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
+H200_HEALTHY = ROOT / "corpus" / "healthy" / "nccl-info-h200x2" / "console.log"
+
+# (symptom, line, its source, facts it must carry with their types)
+WORDS = [
+    (Symptom.COMM_INIT_STARTED, "node01:2123:2123 [0] NCCL INFO NCCL version 2.28.9+cuda13.0",
+     "recorded: corpus/gpu/nccl_p2p_disable.log", {"nccl_version": "2.28.9"}),
+    (Symptom.COMM_INIT_STARTED, "node01:2123:2123 [0] NCCL INFO ncclCommInitRank comm 0x55d0c5a0 rank 0 nranks 8 cudaDev 0 busId 1b000 - Init START",
+     "NVIDIA/nccl 2.18 src/init.cc", {"nranks": 8}),
+    (Symptom.CHANNELS_SET_UP, "vm:2123:2123 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct",
+     "recorded: corpus/gpu/nccl_p2p_disable.log", {"transport": Transport.SHM}),
+    (Symptom.CHANNELS_SET_UP, "gpu1:3031:3078 [0] NCCL INFO Channel 00/0 : 0[1b000] -> 1[1c000] via P2P/IPC/read",
+     "NVIDIA/nccl 2.12 src/transport/p2p.cc \"Channel %02d/%01d : %d[%lx] -> %d[%lx] via P2P/%s%s\"", {"transport": Transport.P2P}),
+    (Symptom.CHANNELS_SET_UP, "gpu1:3031:3078 [0] NCCL INFO Ring 00 : 0 -> 1 via P2P/IPC",
+     "NVIDIA/nccl 2.4 src/transport/p2p.cc \"Ring %02d : %d -> %d via P2P/IPC\"", {"transport": Transport.P2P}),
+    (Symptom.PEER_ACCESS_UNSUPPORTED, "node:1:1 [0] NCCL WARN Cuda failure 'peer access is not supported between these two devices'",
+     "NVIDIA/nccl src/include/checks.h CUDACHECK with the CUDA runtime's string (libcudart 13.0)", {}),
+    (Symptom.PEER_ACCESS_UNSUPPORTED, "E tensorflow/core/common_runtime/gpu/gpu_device.cc:1356] Unable to enable peer access: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+     "CUDA driver API cuda.h enum name, as TensorFlow prints it", {}),
+    (Symptom.P2P_UNAVAILABLE, "WARNING 03-01 10:00:00 custom_all_reduce.py:118] Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.",
+     "vllm 0.4.0-0.33.0 custom_all_reduce.py", {}),
+    (Symptom.P2P_UNAVAILABLE, "[TensorRT-LLM][WARNING] Device 0 peer access Device 1 is not available.",
+     "NVIDIA/TensorRT-LLM bufferManager.cpp", {"device": 0, "peer_device": 1}),
+    (Symptom.P2P_UNAVAILABLE, "Device=0 CANNOT Access Peer Device=1", "NVIDIA/cuda-samples p2pBandwidthLatencyTest.cu",
+     {"device": 0, "peer_device": 1}),
+    (Symptom.TOO_MANY_PEERS, "cudaDeviceEnablePeerAccess(9, 0) failed: peer mapping resources exhausted",
+     "CUDA runtime string of cudaErrorTooManyPeers (libcudart 13.0)", {}),
+    (Symptom.TOO_MANY_PEERS, "failed to enable peer access from 0x7f3c6c7a1e20 to 0x7f3c60732990: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources exhausted",
+     "tensorflow r1.14 stream_executor/cuda/cuda_driver.cc", {}),
+    (Symptom.IOMMU_FAULT, "[ 1234.567890] amd_iommu: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x000e address=0x38b5b000 flags=0x0030]",
+     "Linux 5.x drivers/iommu/amd/iommu.c", {}),
+    (Symptom.IOMMU_FAULT, "[  301.104521] DMAR: DRHD: handling fault status reg 2", "Linux drivers/iommu/intel/dmar.c", {}),
+    (Symptom.WRONG_VALUES, "# Out of bounds values : 2 FAILED", "NVIDIA/nccl-tests src/common.cu", {"errors": 2}),
+    (Symptom.WRONG_VALUES, "Verification error @ element 1: val = 0.000000, ref = 4.000000", "NVIDIA/cuda-samples simpleP2P.cu", {}),
+    (Symptom.NAN_IN_OUTPUT, "{'loss': nan, 'learning_rate': 4.9e-05, 'epoch': 0.02}", "transformers Trainer log (4.x)", {}),
+    (Symptom.NAN_IN_OUTPUT, "Epoch 1:  12%|#2        | 60/500 [00:10<01:15, 5.86it/s, loss=nan, v_num=0]", "PyTorch Lightning progress bar", {}),
+    (Symptom.COLLECTIVE_TIMEOUT, "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20518, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800056 milliseconds before timing out.",
+     "pytorch 2.x ProcessGroupNCCL.cpp", {"seq": 20518, "op_type": "ALLREDUCE", "timeout_ms": 1800000}),
+    (Symptom.COLLECTIVE_TIMEOUT, "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1806151 milliseconds before timing out.",
+     "pytorch 1.10-1.12 ProcessGroupNCCL.cpp", {"op_type": "BROADCAST", "timeout_ms": 1800000}),
+    (Symptom.COLLECTIVE_TIMEOUT, "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:565 (most recent call first):",
+     "pytorch 2.1 c10::Error backtrace header", {}),
+    (Symptom.HANG_NOTED, "<hangs here>", "the note style of users' pastes in NVIDIA/nccl issues", {}),
+    (Symptom.HANG_NOTED, "... stuck here forever", "the note style of users' pastes in pytorch/pytorch forum threads", {}),
+    (Symptom.STACK_DUMP, "Thread 0x00007f4e5d2fb740 (most recent call first):", "CPython faulthandler (Python/traceback.c)", {}),
+    (Symptom.STACK_DUMP, "Thread 0x7F4E5D2FB740 (active): \"MainThread\"", "py-spy dump (src/dump.rs)", {}),
+    (Symptom.ENV_SET, "vm:2123:2123 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1",
+     "recorded: corpus/gpu/nccl_p2p_disable.log", {"name": "NCCL_P2P_DISABLE", "value": "1"}),
+    (Symptom.ENV_SET, "INFO 03-01 10:00:00 llm_engine.py:87] Initializing an LLM engine with config: model='m', tokenizer='m', "
+     "tensor_parallel_size=2, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, seed=0)",
+     "vllm 0.4 vllm/engine/llm_engine.py LLMEngine.__init__ logger.info", {"name": "disable_custom_all_reduce", "value": "False"}),
+    (Symptom.DEVICE_LISTED, "#  Rank  1 Group  0 Pid  40213 on     node01 device  1 [0x1c] Tesla V100-SXM2-32GB",
+     "NVIDIA/nccl-tests 2.13 src/common.cu", {"rank": 1, "device": 1}),
+    (Symptom.DEVICE_LISTED, "Device: 1, NVIDIA RTX A6000, pciBusID: 21, pciDeviceID: 0, pciDomainID:0",
+     "NVIDIA/cuda-samples p2pBandwidthLatencyTest.cu", {"device": 1}),
+]
+
+
+def _observe(text: str):
+    scanner = Scanner(load_library())
+    scanner.begin(Source(name="log"))
+    scanner.feed(text.encode() if text.endswith("\n") else (text + "\n").encode())
+    scanner.end()
+    scanner.observations.finish()
+    return scanner.observations
+
+
+@pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
+def test_each_wording_is_observed_with_typed_facts(symptom, line, source, facts):
+    found = _observe(line).of(symptom)
+    assert found, f"{symptom.value} not observed in {line!r} ({source})"
+    for name, value in facts.items():
+        assert found[0].facts.get(name) == value and type(found[0].facts[name]) is type(value), (name, found[0].facts)
+
+
+def test_every_symptom_here_has_wordings_from_two_sources():
+    by_symptom: dict[Symptom, set[str]] = {}
+    for symptom, _, source, _ in WORDS:
+        by_symptom.setdefault(symptom, set()).add(source)
+    for symptom, sources in by_symptom.items():
+        assert len(sources) >= 2, f"{symptom.value} is tested with one source only: {sources}"
+    for wording in WORDINGS:
+        assert len(wording.source) > 20, wording  # every wording says where its text comes from
+
+
+@pytest.mark.parametrize("line", [
+    "The watchdog thread avoids a hang when the store is gone",  # 'hang' in a sentence, not a note
+    "NCCL INFO NCCL_ASYNC_ERROR_HANDLING set to avoid hangs",
+    "# Out of bounds values : 0 OK",
+    "Device=0 CAN Access Peer Device=1",
+    "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):",
+    "{'loss': 0.4312, 'learning_rate': 4.9e-05}",
+])
+def test_healthy_words_are_no_symptoms(line):
+    obs = _observe(line)
+    for symptom in (Symptom.HANG_NOTED, Symptom.WRONG_VALUES, Symptom.P2P_UNAVAILABLE, Symptom.STACK_DUMP, Symptom.NAN_IN_OUTPUT):
+        assert not obs.has(symptom), (symptom, line)
+
+
+def test_a_tensor_that_arrives_as_zeros_on_another_gpu_is_wrong_values():
+    # torch 2.13.0's repr of these tensors (printed here) with _tensor_str.py's CUDA device suffix
+    text = "tensor([[-1.5439, -0.5225,  0.7539],\n        [-0.3086, -0.9688, -1.3535]], device='cuda:0',\n       dtype=torch.float16)\n" \
+           "tensor([[0., 0., 0.],\n        [0., 0., 0.]], device='cuda:1', dtype=torch.float16)\n"
+    wrong = _observe(text).of(Symptom.WRONG_VALUES)
+    assert wrong and wrong[0].facts["kind"] == "zeros-after-copy"
+    assert wrong[0].facts["device"] == 1 and wrong[0].facts["from_device"] == 0 and wrong[0].line == 4
+    # zeros on the same device, or a zero tensor alone, say nothing
+    assert not _observe("tensor([0, 0], device='cuda:1')\n").has(Symptom.WRONG_VALUES)
+    assert not _observe("tensor([1, 2], device='cuda:1')\ntensor([0, 0], device='cuda:1')\n").has(Symptom.WRONG_VALUES)
+
+
+def test_a_capture_cut_at_a_block_end_is_finished_with_the_next_block():
+    scanner = Scanner(load_library())
+    scanner.begin(Source(name="log"))
+    scanner.feed(b"tensor([1, 2], device='cuda:0')\ntensor([[0., 0., 0.],\n")  # a block ends inside the repr
+    scanner.feed(b"        [0., 0., 0.]], device='cuda:1')\n")
+    scanner.end()
+    scanner.observations.finish()
+    assert scanner.observations.of(Symptom.WRONG_VALUES)[0].facts["device"] == 1
+
+
+# -- the run model -------------------------------------------------------------------------------------
+
+
+def test_a_recorded_run_to_its_end_reaches_every_phase_and_ends_clean():
+    d = diagnose_text(P2P_DISABLE.read_text())
+    run = d.run
+    assert run["stop"]["kind"] == StopKind.CLEAN_END.value
+    phases = [p["phase"] for p in run["phases_reached"]]
+    assert phases[:4] == ["comm-setup", "channels", "comm-ready", "finish"][:4] or {"comm-setup", "channels", "comm-ready"} <= set(phases)
+    assert run["transports"] == ["shm"] and run["env"]["NCCL_P2P_DISABLE"] == "1"
+    assert run["nccl_version"] == "2.28.9" and run["gpus"]["count"] == 2
+    json.dumps(d.to_json())  # typed values stay JSON-ready
+
+
+def test_the_same_run_cut_after_channel_set_up_stops_silently_in_channels():
+    lines = P2P_DISABLE.read_text().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines[:60]) if "via SHM/direct/direct" in line) + 1
+    run = diagnose_text("".join(lines[:cut])).run
+    assert run["stop"]["kind"] == StopKind.HANG_SILENT.value and run["stop"]["phase"] == Phase.CHANNELS.label
+    assert run["stop"]["line"] == cut
+
+
+def test_a_users_note_makes_the_stop_a_hang_in_the_phase_it_follows():
+    lines = H200_HEALTHY.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if "Init COMPLETE" in line) + 1
+    d = diagnose_text("".join(lines[:cut]) + "<hangs here>\n")
+    assert d.run["stop"]["kind"] == StopKind.HANG_NOTED.value
+    assert d.run["stop"]["phase"] == Phase.COMM_READY.label
+    assert d.run["gpus"]["interconnect"] != Interconnect.PCIE.value
+    # nothing says how these GPUs are connected: a hang in set-up, with the P2P experiment first
+    top = d.findings[0]
+    assert top.signature == "nccl-hang-at-setup" and top.fix.env == {"NCCL_P2P_DISABLE": "1"}
+    assert top.line == cut + 1 and "<hangs here>" in top.evidence
+
+
+def test_a_ctrl_c_traceback_is_where_the_user_stopped_a_hang_not_what_broke():
+    lines = H200_HEALTHY.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if "Init COMPLETE" in line) + 1
+    # CPython's KeyboardInterrupt traceback (3.10), as a Ctrl-C in a blocking wait prints it
+    interrupt = ("^C\nTraceback (most recent call last):\n  File \"/app/train.py\", line 12, in <module>\n"
+                 "    dist.all_reduce(x)\nKeyboardInterrupt\n")
+    d = diagnose_text("".join(lines[:cut]) + interrupt)
+    assert d.run["stop"]["kind"] == StopKind.HANG_NOTED.value and d.run["stop"]["phase"] == Phase.COMM_READY.label
+    assert d.findings[0].signature == "nccl-hang-at-setup"
+    assert all(f.role == "context" for f in d.findings[1:] if f.generic)
+
+
+# -- causes --------------------------------------------------------------------------------------------
+
+
+def test_p2p_corruption_needs_several_gpus():
+    one = diagnose_text("# Out of bounds values : 2 FAILED\n")
+    assert not [f for f in one.findings if f.signature == "p2p-silent-corruption"]
+    two = diagnose_text("tensor([1, 2])\ntensor([1, 2], device='cuda:0')\ntensor([0, 0], device='cuda:1')\n")
+    top = two.findings[0]
+    assert top.signature == "p2p-silent-corruption" and top.fix.env == {"NCCL_P2P_DISABLE": "1"}
+    assert "tensor([0, 0], device='cuda:1')" in top.evidence and top.line == 3
+
+
+def test_a_cause_that_outranks_makes_the_line_finding_it_explains_context():
+    text = ("[TensorRT-LLM][INFO] Loaded engine size: 7238 MiB\n"
+            "[TensorRT-LLM][ERROR] CUDA runtime error in cudaDeviceEnablePeerAccess(peer, 0): peer access is not supported "
+            "between these two devices (/src/tensorrt_llm/cpp/tensorrt_llm/runtime/utils/multiDeviceUtils.h:106)\n")
+    d = diagnose_text(text)
+    assert d.findings[0].signature == "custom-allreduce-without-p2p"
+    assert d.root_cause is d.findings[0]
+    explained = [f for f in d.findings[1:] if f.line == 2]
+    assert explained and all(f.role == "context" for f in explained)
+    assert any("explained by custom-allreduce-without-p2p" in n for f in explained for n in f.notes)
+
+
+def test_the_same_peer_error_without_a_custom_all_reduce_is_not_that_cause():
+    d = diagnose_text("node:1:1 [0] NCCL WARN Cuda failure 'peer access is not supported between these two devices'\n"
+                      "node:1:1 [0] NCCL INFO transport/p2p.cc:272 -> 1\n")
+    assert all(f.signature != "custom-allreduce-without-p2p" for f in d.findings)
+
+
+def test_watchdog_frames_alone_are_a_collective_timeout():
+    frames = ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+              "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f1ccad087d2 in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)\n"
+              "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f1ccad0f233 in "
+              "/opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)\n")
+    d = diagnose_text(frames)
+    assert d.findings[0].signature == "collective-timeout-unexplained"
+    assert d.run["stop"]["kind"] == StopKind.WATCHDOG.value
+    assert d.status == "failure"
+
+
+def test_the_cli_reports_the_run_model_and_the_cause(tmp_path):
+    log = tmp_path / "p2p.log"
+    log.write_text("Device: 0, NVIDIA RTX A6000, pciBusID: 1, pciDeviceID: 0, pciDomainID:0\n"
+                   "Device: 1, NVIDIA RTX A6000, pciBusID: 21, pciDeviceID: 0, pciDomainID:0\n"
+                   "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1 \n     0 672.91  13.08 \n     1  13.01 673.20 \n"
+                   "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n   D\\D     0      1 \n     0 673.49   2.31 \n     1   2.12 672.33 \n")
+    p = run_cli("diagnose", "--json", str(log))
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)
+    top = out["findings"][0]
+    assert top["signature"] == "p2p-slower-than-staged"
+    assert top["facts"]["p2p_gbps"] == "2.21" and top["facts"]["staged_gbps"] == "13.04"
+    assert out["run"]["gpus"] == {"count": 2, "models": ["A6000", "RTX"], "interconnect": "pcie"}
+
+
+# -- the split scorer ------------------------------------------------------------------------------------
+
+
+def test_split_score_halves_are_stable_and_both_reported(tmp_path):
+    cases = tmp_path / "corpus" / "cases"
+    cases.mkdir(parents=True)
+    sources = [f"https://github.com/example/project/issues/{n}" for n in range(6)]
+    for n, source in enumerate(sources):
+        case = {"id": f"c{n}", "source": source, "project": "example", "class": "wrong-values", "kind": "failure",
+                "log": "tensor([1, 2])\ntensor([1, 2], device='cuda:0')\ntensor([0, 0], device='cuda:1')\n",
+                "truth": {"summary": "p2p", "evidence": "-", "must_mention_any": ["peer-to-peer"], "fix_env_any": ["NCCL_P2P_DISABLE=1"],
+                          "initiating_rank": None}}
+        (cases / f"c{n}.json").write_text(json.dumps(case))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    cmd = f"{sys.executable} -m mltriage diagnose --json -"
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "split_score.py"), "--cases", str(cases), "--cmd", cmd,
+                        "--json", str(tmp_path / "rows.json")], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    expected = {f"c{n}": ("rules" if hashlib.sha256(s.encode()).digest()[0] % 2 == 0 else "check") for n, s in enumerate(sources)}
+    assert {r["id"]: r["half"] for r in rows} == expected
+    assert all(r["top1"] and r["fix_env"] for r in rows)
+    assert "rules half" in p.stdout or "check half" in p.stdout
