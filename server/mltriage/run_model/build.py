@@ -95,7 +95,7 @@ def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> N
         model.frameworks.add(Framework.NCCL)
     if run.has("bench_started"):
         model.frameworks.add(Framework.NCCL_TESTS)
-    if observations.matrices or observations.has(Symptom.P2P_UNAVAILABLE) and any(
+    if observations.matrix_texts or observations.has(Symptom.P2P_UNAVAILABLE) and any(
             "Access Peer" in o.text or "Peer access from" in o.text for o in observations.of(Symptom.P2P_UNAVAILABLE)):
         model.frameworks.add(Framework.CUDA_SAMPLES)
     for obs in observations.of(Symptom.P2P_UNAVAILABLE) + observations.of(Symptom.CUSTOM_ALLREDUCE) + observations.of(
@@ -146,7 +146,8 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
                 if isinstance(obs.facts.get(key), int):
                     devices.add(obs.facts[key])  # type: ignore[arg-type]
     counts.append(len(devices))
-    counts += [len(m.values) for m in observations.matrices]
+    if observations.topology is not None:
+        counts.append(observations.topology.gpus)
     gpus.count = max(counts)
     if run.nvlink_models or run.has("nvlink"):
         gpus.interconnect = Interconnect.NVLINK

@@ -20,7 +20,7 @@ KEPT = 8  # observations kept per (symptom, input); the rest are counted, and th
 MATCH_CHARS = 4096  # a wording is matched in this much of a line's message
 SATURATED = 512  # past this many of one (symptom, input), a line is counted without matching
 MAX_TENSORS = 256
-MAX_MATRICES = 32
+MAX_MATRICES = 32  # p2pBandwidthLatencyTest matrices kept (each with the lines below its title)
 LOOKAHEAD_BYTES = 16 * 1024
 MAX_KEYS = 16_384  # (symptom, input) pairs kept: a directory of 100,000 rank logs keeps counts only past it
 
@@ -46,23 +46,9 @@ class TensorPrint:
     text: str
 
 
-@dataclass(slots=True)
-class BandwidthMatrix:
-    source: str
-    line: int
-    direction: str  # "Uni" | "Bi"
-    p2p_enabled: bool
-    values: list[list[float]]
-    text: str
-
-    def off_diagonal(self) -> list[float]:
-        return [v for i, row in enumerate(self.values) for j, v in enumerate(row) if i != j]
-
-
 _TENSOR = re.compile(r"tensor\((?P<body>\[[^()]{0,15000}?\])(?P<rest>[^()]{0,300})\)")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)(?![\w])")
 _DEVICE = re.compile(r"device='cuda:(\d{1,3})'")
-_MATRIX_ROW = re.compile(r"^\s{0,8}(\d{1,3})\s{1,12}((?:-?[\d.]{1,12}\s{0,12}){1,64})$")
 
 
 class Observations:
@@ -74,7 +60,10 @@ class Observations:
         self.counts: dict[Symptom, int] = {}
         self._key_counts: dict[tuple[Symptom, str], int] = {}
         self.tensors: list[TensorPrint] = []
-        self.matrices: list[BandwidthMatrix] = []
+        # p2pBandwidthLatencyTest: each matrix title with the lines below it, read by the probe's own
+        # parser of pasted output (mltriage.probe.pasted) once the input is read
+        self.matrix_texts: list[tuple[str, int, str]] = []  # (source, line, title and following lines)
+        self.topology = None  # the parsed PastedTopology, after finish()
         self._finished = False
         # a capture whose lines ran past the end of its block: finished with the next block's head
         self.pending: list[tuple[str, tuple, bytes]] = []
@@ -157,24 +146,10 @@ class Observations:
                                         all_zero, clip(text, 400)))
 
     def _matrix(self, facts: dict[str, object], source: str, line: int, text: str, ahead: bytes | None) -> None:
-        if len(self.matrices) >= MAX_MATRICES or not ahead:
+        if len(self.matrix_texts) >= MAX_MATRICES or not ahead:
             return
-        rows: list[list[float]] = []
-        for raw in ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")[1:66]:
-            m = _MATRIX_ROW.match(raw.replace("\t", " ").rstrip())
-            if m is None:
-                if rows:
-                    break
-                if raw.strip().startswith(("D\\D", "D\\\\D")) or not raw.strip():
-                    continue
-                break
-            try:
-                rows.append([float(v) for v in m.group(2).split()])
-            except ValueError:
-                break
-        if len(rows) >= 2 and all(len(r) == len(rows) for r in rows):
-            self.matrices.append(BandwidthMatrix(source, line, str(facts.get("direction", "Uni")),
-                                                 facts.get("p2p") == "Enabled", rows, clip(text, 400)))
+        below = ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")[:66]
+        self.matrix_texts.append((source, line, "\n".join([text, *below])))
 
     def resume(self, head: bytes | None) -> None:
         """Finish the captures cut at a block's end with the next block's first bytes (``None``: the
@@ -215,21 +190,24 @@ class Observations:
                     break
 
     def _p2p_slower_than_staged(self) -> None:
-        for direction in ("Uni", "Bi"):
-            on = [m for m in self.matrices if m.direction == direction and m.p2p_enabled]
-            off = [m for m in self.matrices if m.direction == direction and not m.p2p_enabled]
-            if not on or not off:
-                continue
-            enabled, disabled = on[0].off_diagonal(), off[0].off_diagonal()
-            if not enabled or not disabled:
-                continue
-            ratio = statistics.median(enabled) / max(statistics.median(disabled), 1e-9)
-            if ratio < 0.5:
-                self.add(Observation(Symptom.P2P_SLOWER_THAN_STAGED, on[0].source, on[0].line, None, on[0].text, {
-                    "direction": direction, "p2p_gbps": round(statistics.median(enabled), 2),
-                    "staged_gbps": round(statistics.median(disabled), 2), "ratio": round(ratio, 3),
-                    "staged_line": off[0].line}))
-                return
+        """P2P=Enabled copies at under half the bandwidth of copies staged through the host."""
+        if not self.matrix_texts:
+            return
+        from mltriage.probe.pasted import parse_pasted_matrices
+
+        source, line, _ = self.matrix_texts[0]
+        self.topology = parse_pasted_matrices("\n".join(t for s, _, t in self.matrix_texts if s == source))
+        if self.topology is None:
+            return
+        slow = self.topology.p2p_slower_than_disabled(ratio=0.5)
+        if slow:
+            on = [s["p2p_gbps"] for s in slow]
+            off = [s["no_p2p_gbps"] for s in slow]
+            title = next((t.split("\n", 1)[0] for s, _, t in self.matrix_texts if "P2P=Enabled" in t.split("\n", 1)[0]), "")
+            at = next((n for s, n, t in self.matrix_texts if "P2P=Enabled" in t.split("\n", 1)[0]), line)
+            self.add(Observation(Symptom.P2P_SLOWER_THAN_STAGED, source, at, None, clip(title, 400), {
+                "pairs": len(slow), "p2p_gbps": round(statistics.median(on), 2),
+                "staged_gbps": round(statistics.median(off), 2), "ratio": round(statistics.median(on) / max(statistics.median(off), 1e-9), 3)}))
 
     # -- reading -------------------------------------------------------------------------------------
     def of(self, symptom: Symptom) -> list[Observation]:
