@@ -168,10 +168,21 @@ def test_a_builtin_message_raised_by_the_users_own_code_is_no_librarys_raise():
 def test_an_exhausted_lookup_budget_is_said(monkeypatch):
     from mltriage.engine import catalogued
 
-    monkeypatch.setattr(catalogued, "CATALOGUE_BUDGET_S", -1.0)
+    monkeypatch.setattr(catalogued, "LOOKUP_BUDGET", 0)
     d = diagnose_text("ERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n")
     assert not [f for f in d.findings if f.signature == "catalogue"]
-    assert any("catalogue's time budget ran out" in w for w in d.warnings)
+    assert any("catalogue's lookup budget ran out" in w for w in d.warnings)
+
+
+def test_the_lookup_budget_counts_lookups_not_time(monkeypatch):
+    # the budget is a count: a slow clock (a busy machine) changes nothing, and what it stops is the same every run
+    import time
+
+    text = "ERROR 12-01 10:00:01 [core.py:390] EngineCore failed to start.\n"
+    before = [f.title for f in diagnose_text(text).findings]
+    monkeypatch.setattr(time, "monotonic", lambda: 1e18)
+    assert [f.title for f in diagnose_text(text).findings] == before
+    assert any(f.signature == "catalogue" for f in diagnose_text(text).findings)
 
 
 def test_a_tracebacks_innermost_frame_narrows_the_releases():

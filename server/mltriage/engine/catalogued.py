@@ -12,7 +12,6 @@ Curated findings always outrank catalogue findings (these are generic).
 from __future__ import annotations
 
 import re
-import time
 
 from mltriage.catalogue.formats import fill_text
 from mltriage.catalogue.match import (
@@ -39,40 +38,44 @@ MIN_OWN_LITERAL = 20  # literal characters matched for a line to become a catalo
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
 ERROR_KINDS = ("critical", "error")
 WARNING_KINDS = ("warning", "warn")
-CATALOGUE_BUDGET_S = 0.5  # wall time for all lookups of one diagnosis: adversarial logs hold thousands of candidates
-MAX_LOOKUPS = 500  # catalogue lookups per diagnosis (each is a few regex searches)
+MAX_LOOKUPS = 500  # catalogue lookups per kind of candidate (findings, error lines, other lines)
+# lookups of one diagnosis in all: adversarial logs hold thousands of candidates. A count, not a
+# time: the same log gets the same findings on a busy machine as on an idle one.
+LOOKUP_BUDGET = 1_000
 
 
 def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
                       catalogue: Catalogue | None = None) -> tuple[list[Finding], dict[str, str], bool]:
     """New findings for catalogued lines nothing explained, the releases the log comes from, and
-    whether the time budget stopped the lookups before every line was looked up."""
+    whether the lookup budget stopped the lookups before every line was looked up."""
     catalogue = catalogue or default_catalogue()
     if not catalogue.available:
         return [], {}, False
-    deadline = time.monotonic() + CATALOGUE_BUDGET_S
+    spent = 0
     stopped = False
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
     framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings if _raising_frame(f)}
     for finding in findings[:MAX_LOOKUPS]:
-        if time.monotonic() > deadline:
+        if spent >= LOOKUP_BUDGET:
             stopped = True
             break
         if not _raising_frame(finding) and \
                 (finding.facts.get("exception_type"), finding.facts.get("exception_message")) in framed - {(None, None)}:
             continue  # the same exception's traceback elsewhere in the log decides (its frames name the raiser)
+        spent += 1
         matches = _lookup_finding(finding, catalogue)
         if matches:
             per_line.append(matches)
             refs.append((finding, matches))
     new: list[tuple[Finding, list[CatalogueMatch]]] = []
     for line in lines.errors[:MAX_LOOKUPS] + lines.others[:MAX_LOOKUPS]:
-        if time.monotonic() > deadline:
+        if spent >= LOOKUP_BUDGET:
             stopped = True
             break  # (error lines first: they are what the budget is spent on)
         if _explained(line, findings):
             continue
+        spent += 1
         message = line.context.message
         matches = match_line(message, catalogue, hints_in(line.text))
         # a finding of its own needs a message that is someone's in particular, not a few common words

@@ -163,7 +163,7 @@ def diagnose_streams(
         diagnosis.warnings.append(f"{FLOOD_LANDINGS:,} lines in a row held {phrase!r} and fired nothing (the last at "
                                   f"{where}:{line}): later lines holding only that phrase were not examined")
     if catalogue_stopped:
-        diagnosis.warnings.append("the error catalogue's time budget ran out: some error/warning lines were not looked up")
+        diagnosis.warnings.append("the error catalogue's lookup budget ran out: some error/warning lines were not looked up")
     if scanner.timeouts:
         diagnosis.warnings.append(f"{scanner.timeouts} regex searches hit their time limit: those lines were matched "
                                   "on their trigger phrases only (no facts captured)")
