@@ -66,6 +66,9 @@ WORDS = [
      "pytorch 2.1 c10::Error backtrace header", {}),
     (Symptom.HANG_NOTED, "<hangs here>", "the note style of users' pastes in NVIDIA/nccl issues", {}),
     (Symptom.HANG_NOTED, "... stuck here forever", "the note style of users' pastes in pytorch/pytorch forum threads", {}),
+    (Symptom.KILLED_BY_SIGNAL, "Killed", "recorded: corpus/cpu/shell_foreground_sigkill.log (interactive bash 5.2.15)", {}),
+    (Symptom.KILLED_BY_SIGNAL, "zsh: killed     python train.py", "zsh Src/jobs.c printjob", {"command": "python train.py"}),
+    (Symptom.KILLED_BY_SIGNAL, "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)", "a JetBrains IDE's run console", {}),
     (Symptom.STACK_DUMP, "Thread 0x00007f4e5d2fb740 (most recent call first):", "CPython faulthandler (Python/traceback.c)", {}),
     (Symptom.STACK_DUMP, "Thread 0x7F4E5D2FB740 (active): \"MainThread\"", "py-spy dump (src/dump.rs)", {}),
     (Symptom.ENV_SET, "vm:2123:2123 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1",
@@ -114,10 +117,13 @@ def test_every_symptom_here_has_wordings_from_two_sources():
     "Device=0 CAN Access Peer Device=1",
     "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):",
     "{'loss': 0.4312, 'learning_rate': 4.9e-05}",
+    "Process finished with exit code 0",
+    "Killed process 4242 (python) total-vm:1234kB",  # the kernel's own OOM line: host-oom-killer's, not a shell's report
 ])
 def test_healthy_words_are_no_symptoms(line):
     obs = _observe(line)
-    for symptom in (Symptom.HANG_NOTED, Symptom.WRONG_VALUES, Symptom.P2P_UNAVAILABLE, Symptom.STACK_DUMP, Symptom.NAN_IN_OUTPUT):
+    for symptom in (Symptom.HANG_NOTED, Symptom.WRONG_VALUES, Symptom.P2P_UNAVAILABLE, Symptom.STACK_DUMP, Symptom.NAN_IN_OUTPUT,
+                    Symptom.KILLED_BY_SIGNAL):
         assert not obs.has(symptom), (symptom, line)
 
 

@@ -130,7 +130,7 @@ SymptomName = Literal[
     "comm-init-started", "device-listed", "channels-set-up", "comm-init-complete", "collective-result", "peer-access-unsupported",
     "p2p-unavailable", "too-many-peers", "p2p-bandwidth-matrix", "p2p-slower-than-staged", "iommu-fault",
     "custom-allreduce-in-use", "wrong-values", "nan-in-output", "tensor-printed", "collective-timeout", "hang-noted",
-    "stack-dump", "user-interrupt", "env-set",
+    "stack-dump", "user-interrupt", "killed-by-signal", "env-set",
 ]
 
 
@@ -146,6 +146,10 @@ class Cause(_Strict):
     requires: list[Condition] = Field(default_factory=list)
     requires_any: list[Condition] = Field(default_factory=list, description="At least one of these holds.")
     rules_out: list[Condition] = Field(default_factory=list)
+    explained_by: list[str] = Field(
+        default_factory=list,
+        description="Line signatures that already name this cause: where one fired on the evidence's lines, the cause stays silent.",
+    )
     outranks: bool = Field(
         default=False,
         description="Its finding leads: error findings on its evidence lines become context explained by it "

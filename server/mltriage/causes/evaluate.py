@@ -62,6 +62,8 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
         return None
     if any(_condition(c, run, findings, observations).holds for c in spec.get("rules_out", [])):
         return None
+    if _named_already(spec.get("explained_by") or [], seen, findings):
+        return None
     held = judged + [j for j in any_of if j.holds]
     why = [w for j in held for w in j.why]
     lines = [line for j in held for line in j.lines]
@@ -148,6 +150,14 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
                 f.role = "context"
                 f.notes.append(f"explained by {rule.id}: {rule.title}")
     return finding
+
+
+def _named_already(signatures: list[str], seen: list[Observation], findings: list[Finding]) -> bool:
+    """A line signature that names this cause fired on the evidence's lines: it would be said twice."""
+    if not signatures:
+        return False
+    lines = {(o.source, o.line) for o in seen}
+    return any(f.is_error and f.signature in signatures and (f.source, f.line) in lines for f in findings)
 
 
 def _distinct_lines(seen: list[Observation]) -> list[Observation]:

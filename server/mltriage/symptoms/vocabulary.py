@@ -41,6 +41,7 @@ class Symptom(StrEnum):
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
     STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
+    KILLED_BY_SIGNAL = "killed-by-signal"  # a shell, container runtime or IDE reports a process killed (facts: signal)
     USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
     # the run's settings
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
@@ -175,7 +176,7 @@ WORDINGS: tuple[Wording, ...] = (
       "Linux drivers/iommu/intel/dmar.c: \"DRHD: handling fault status reg %x\" and \"[%s NO_PASID] Request device [%02x:%02x.%d] fault addr 0x%llx\" "
       "(5.x+; 4.x printed \"[DMA Read] Request device [..] fault addr ..\")"),
     W(Symptom.CUSTOM_ALLREDUCE, ("custom_all_reduce", "CustomAllreduce", "customAllReduce", "CustomAllReduce", "custom_allreduce"),
-      r"(?P<where>custom_all_reduce\.py|custom_all_reduce_utils\.py|CustomAllreduce|customAllReduce\w{0,40}|CustomAllReduce\w{0,40}|custom_allreduce\w{0,40})",
+      r"(?P<where>(?<!disable_)custom_all_reduce(?:\w{0,40}\.py|\w{0,40})|CustomAllreduce|customAllReduce\w{0,40}|CustomAllReduce\w{0,40}|custom_allreduce\w{0,40})",
       "vllm-project/vllm vllm/distributed/device_communicators/custom_all_reduce.py (0.4+; class CustomAllreduce) and "
       "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu (0.5+) in frames, error lines and the logger's file:line",
       whole_line=True),
@@ -214,6 +215,21 @@ WORDINGS: tuple[Wording, ...] = (
       r"^\s{0,4}(?:#|//|<|=>|-->|\(|\[(?!\w{1,20}\]\s))[^\n]{0,100}?\b(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled|deadlocks?|deadlocked)\b[^\n]{0,100}$",
       "users' annotations in pasted logs and scripts (\"# => hangs during startup\", \"<HANGS FOR 20+ min>\", \"// stuck here\"), "
       "as in public issue threads of vllm-project/vllm and NVIDIA/nccl", ignore_case=True),
+    # the forms a shell, a container runtime, a CI runner or an IDE report a SIGKILLed process in
+    # (torchrun's, subprocess's and DeepSpeed's launcher forms are torchrun-worker-sigkill's)
+    W(Symptom.KILLED_BY_SIGNAL, ("Killed", "killed"), r"^\s{0,4}(?P<word>killed)\s{0,4}$",
+      "recorded: corpus/cpu/shell_foreground_sigkill.log (interactive bash 5.2.15 prints strsignal(SIGKILL) = \"Killed\" for a "
+      "foreground job killed by a signal)", ignore_case=True),
+    W(Symptom.KILLED_BY_SIGNAL, ("]+  Killed", "]-  Killed"), r"^\[\d{1,5}\][+-]? +Killed {2,}(?P<command>\S[^\n]{0,300})",
+      "GNU bash jobs.c pretty_print_job with job control: \"[%d]%c \" then strsignal(SIGKILL) padded, then the command"),
+    W(Symptom.KILLED_BY_SIGNAL, ("zsh: killed",), r"zsh: killed +(?P<command>\S[^\n]{0,300})",
+      "zsh Src/jobs.c printjob: \"zsh: \" + sigmsg(SIGKILL) = \"killed\" for a foreground job, then its command"),
+    W(Symptom.KILLED_BY_SIGNAL, ("exit status 137", "exited with code 137", "exit code 137", "Exit Code:"),
+      r"Command '?(?P<command>[^\n]{1,500}?)'? returned non-zero exit status 137\b|(?P<container>[\w.-]{1,100}) exited with code 137\b"
+      r"|exit code 137\b|^\s{0,8}Exit Code:\s{1,8}137\s{0,4}$",
+      "CPython Lib/subprocess.py CalledProcessError.__str__ \"Command '%s' returned non-zero exit status %d.\" (128 + 9), docker compose "
+      "\"%s exited with code %d\", kubectl describe \"Exit Code:\\t%d\", JetBrains \"Process finished with exit code 137 (interrupted by "
+      "signal 9: SIGKILL)\", GitHub Actions \"Process completed with exit code 137.\""),
     W(Symptom.USER_INTERRUPT, ("KeyboardInterrupt",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyboardInterrupt\b",
       "CPython: the exception line \"KeyboardInterrupt\" a Ctrl-C ends a traceback with (every 3.x)"),
     W(Symptom.USER_INTERRUPT, ("death signal, shutting down workers", "Received SIGINT", "^C"),
