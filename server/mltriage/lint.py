@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import regex
+
 from mltriage.library import Library, Rule, signature_files, validate_file
 from mltriage.schema import Signature
 
@@ -21,13 +23,19 @@ WEAK_PROBES = (
     "Exception", "exception", "warning", "WARNING", "ERROR: failed", "Error: timeout", "nan", "NaN", "Killed",
     "RuntimeError", "RuntimeError: error", "abort", "fatal", "E", "",
 )  # fmt: skip
-# A pattern must stay linear on long lines: a search that takes longer than this on a 32 KiB
-# adversarial line (three tries, so a busy machine is no excuse) is super-linear or scans far at
-# every position, and a few hundred such lines make a 10 MB log take many seconds. Linear patterns
-# take ~0.1 ms there. (The scanner matches at most 16 KiB of a line around its trigger.)
+# A pattern must stay linear on long lines: a search that costs more than the budget below on a
+# 32 KiB adversarial line (three tries) is super-linear or scans far at every position, and a few
+# hundred such lines make a 10 MB log take many seconds. (The scanner matches at most 16 KiB of a
+# line around its trigger.)
 ADVERSARIAL_LINE = 32 * 1024
-BACKTRACK_BUDGET_S = 0.01  # CPU seconds of one search of an adversarial line
+BACKTRACK_BUDGET_S = 0.02  # CPU seconds of one search of an adversarial line
+# ... and that many times the CPU time of a baseline search of the same line in the same run, so
+# that neither a loaded machine (both slow down) nor a slow one makes a linear pattern fail. On
+# this library: the patterns that backtracked (tests/test_hardening_engine.py) cost 34-500 ms and
+# 3,500-46,000 baselines; the costliest pattern that ships, 13 ms and ~700 baselines.
+BACKTRACK_BASELINES = 1_500
 SEARCH_WALL_LIMIT_S = 0.5  # wall-clock bound of one search (a catastrophic one stops here)
+_BASELINE = regex.compile(r"[^\n]{1,64}\x00", regex.VERSION0)
 # One character of every class a pattern's quantifiers range over: word, digit, space, tab,
 # brackets, quotes, path and key=value punctuation, backslash.
 _ADVERSARIAL_CHARS = "a0 :.=/-_(,)[]<>{}\t'\"`\\|;"
@@ -95,19 +103,27 @@ def _check_backtracking(rule: Rule, sample_texts: list[str]) -> list[str]:
     return problems
 
 
+def _cpu_seconds(compiled, text: str) -> float:
+    start = time.thread_time()
+    try:
+        compiled.search(text, timeout=SEARCH_WALL_LIMIT_S)
+    except TimeoutError:
+        pass
+    return time.thread_time() - start
+
+
 def _slower_than(compiled, text: str, budget_s: float, tries: int) -> bool:
     """Whether every one of ``tries`` searches of ``text`` costs more than ``budget_s`` of this
-    thread's CPU time. CPU time, not wall time: what a search computes does not grow when other
-    processes load the machine, so the same tree lints the same on a busy machine as on an idle one
-    (a linear pattern costs ~0.1 ms here, 100x under the budget). The wall-clock ``timeout`` only
-    bounds a catastrophic search, which has spent far more than the budget by then."""
+    thread's CPU time and more than BACKTRACK_BASELINES baseline searches of the same line. CPU
+    time, not wall time, and a ratio to a baseline measured beside it: what a search computes does
+    not grow when other processes load the machine, so the same tree lints the same on a busy
+    machine as on an idle one. The wall-clock timeout only bounds a catastrophic search."""
     for _ in range(tries):
-        start = time.thread_time()
-        try:
-            compiled.search(text, timeout=SEARCH_WALL_LIMIT_S)
-        except TimeoutError:
-            pass
-        if time.thread_time() - start <= budget_s:
+        spent = _cpu_seconds(compiled, text)
+        if spent <= budget_s:
+            return False
+        baseline = min(_cpu_seconds(_BASELINE, text) for _ in range(3))
+        if spent <= BACKTRACK_BASELINES * baseline:
             return False
     return True
 
