@@ -275,3 +275,48 @@ def test_split_score_halves_are_stable_and_both_reported(tmp_path):
     assert {r["id"]: r["half"] for r in rows} == expected
     assert all(r["top1"] and r["fix_env"] for r in rows)
     assert "rules half" in p.stdout or "check half" in p.stdout
+
+
+NCCL_TESTS_DEVICES = ("# Using devices\n"
+                      "#  Rank  0 Group  0 Pid  40212 on     node01 device  0 [0x1b] {model}\n"
+                      "#  Rank  1 Group  0 Pid  40213 on     node01 device  1 [0x1c] {model}\n")
+FAILED = ("  4294967296    1073741824     float    none      -1   181234   23.70   11.85      2   180912   23.74   11.87      0\n"
+          "# Out of bounds values : 2 FAILED\n")
+
+
+def test_wrong_values_on_pcie_gpus_are_p2p_corruption_and_on_nvlink_an_nccl_problem():
+    # nccl-tests v2.13.9 src/common.cu format strings
+    pcie = diagnose_text(NCCL_TESTS_DEVICES.format(model="NVIDIA RTX A6000") + FAILED)
+    assert pcie.findings[0].signature == "p2p-silent-corruption" and pcie.run["gpus"]["interconnect"] == "pcie"
+    nvlink = diagnose_text(NCCL_TESTS_DEVICES.format(model="Tesla V100-SXM2-32GB") + FAILED)
+    assert nvlink.findings[0].signature == "nccl-wrong-values-nvlink"
+    assert all(f.signature != "p2p-silent-corruption" for f in nvlink.findings)
+
+
+def test_a_pasted_topology_says_how_the_gpus_are_linked():
+    topo = ("        GPU0    GPU1    CPU Affinity\n"
+            "GPU0     X      {link}    0-63\n"
+            "GPU1    {link}     X      0-63\n")
+    assert diagnose_text(FAILED + topo.format(link="NV4")).run["gpus"]["interconnect"] == "nvlink"
+    assert diagnose_text(FAILED + topo.format(link="PHB")).run["gpus"]["interconnect"] == "pcie"
+    d = diagnose_text(FAILED + topo.format(link="PHB"))
+    assert d.findings[0].signature == "p2p-silent-corruption"
+    assert any("pasted topology: GPU0<->GPU1: PHB" in n for n in d.findings[0].notes)
+
+
+def test_a_silent_stop_counts_only_where_a_cause_says_it_does():
+    # nccl-tests that printed its device list on SXM GPUs and then nothing: waiting for its first result
+    header = "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n"
+    d = diagnose_text(header + NCCL_TESTS_DEVICES.format(model="NVIDIA A100-SXM4-80GB"))
+    assert d.run["stop"] == {**d.run["stop"], "kind": "hang-silent", "phase": "first-collective"}
+    assert d.findings[0].signature == "nccl-hang-nvswitch" and d.findings[0].fix.env == {"NCCL_NVLS_ENABLE": "0"}
+    # the same GPUs with a log cut in NCCL's channel set-up: silent there says nothing (healthy pastes end so too)
+    setup = ("node01:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+             "node01:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n"
+             "node01:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM\n"
+             "node01:1:1 [0] NCCL INFO Channel 02/0 : 0[0] -> 1[1] via P2P/CUMEM\n")
+    smi = "|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    0 |\n"  # nvidia-smi's table row
+    cut = diagnose_text(smi + setup)
+    assert cut.run["gpus"]["interconnect"] == "nvlink"
+    assert cut.run["stop"]["kind"] == "hang-silent" and cut.run["stop"]["phase"] == "channels"
+    assert all(f.signature != "nccl-hang-nvswitch" for f in cut.findings)

@@ -143,6 +143,11 @@ class Cause(_Strict):
     needs_all: list[SymptomName] = Field(default_factory=list, description="Every one of these symptoms was observed.")
     stop: list[StopKindName] = Field(default_factory=list, description="The run stopped in one of these ways (empty: any).")
     stopped_in: list[PhaseName] = Field(default_factory=list, description="The stop came in one of these phases (empty: any).")
+    silent_in: list[PhaseName] | None = Field(
+        default=None,
+        description="Where a silent stop (the log just ends, hang-silent) counts, when narrower than stopped_in: a paste cut "
+        "during set-up looks like a healthy one; a hang the user noted or dumped counts in every phase of stopped_in.",
+    )
     requires: list[Condition] = Field(default_factory=list)
     requires_any: list[Condition] = Field(default_factory=list, description="At least one of these holds.")
     rules_out: list[Condition] = Field(default_factory=list)

@@ -54,6 +54,9 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
     phases = spec.get("stopped_in") or []
     if phases and run.stop.phase.label not in phases:
         return None
+    silent_in = spec.get("silent_in")
+    if silent_in is not None and run.stop.kind is StopKind.HANG_SILENT and run.stop.phase.label not in silent_in:
+        return None
     judged = [_condition(c, run, findings, observations) for c in spec.get("requires", [])]
     if not all(j.holds for j in judged):
         return None
@@ -92,6 +95,9 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
             why.append("vLLM turned custom all-reduce off: it found no working GPU P2P")
         if gpus.interconnect is Interconnect.PCIE:
             for m in gpus.evidence[:2]:
+                if m.line == 0:  # a pasted topology, not a line of the log
+                    why.append(f"the pasted topology links the GPUs over PCIe ({m.text})")
+                    continue
                 why.append(f"the GPUs are {', '.join(gpus.models[:4])} cards, which talk over PCIe (line {m.line})")
                 lines.append(m.text)
         return Judged(bool(why), why, tuple(lines))

@@ -143,7 +143,7 @@ def diagnose_streams(
     catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
     findings += catalogued
     settle_findings(findings, scanner.run, scanner.observations)
-    run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen)
+    run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen, heads.texts)
     causes = raise_causes(findings, scanner.observations, run_model, library)
     findings += causes
     if not causes:

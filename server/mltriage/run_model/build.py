@@ -45,12 +45,16 @@ class Stall:
     phase: Phase
 
 
-def build_run_model(observations: Observations, run: RunFacts, findings: list[Finding], ranks_seen: set[int]) -> RunModel:
+def build_run_model(observations: Observations, run: RunFacts, findings: list[Finding], ranks_seen: set[int],
+                    pasted_heads: list[str] = ()) -> RunModel:
+    """``pasted_heads``: the heads of the inputs that may hold a pasted ``nvidia-smi topo -m`` or
+    p2pBandwidthLatencyTest output (engine.attach.TopologyHeads)."""
     observations.finish()
     model = RunModel()
     _frameworks(model, observations, run)
     _phases(model, observations, run)
     _gpus(model, observations, run, ranks_seen)
+    _pasted_topology(model, pasted_heads)
     for obs in observations.of(Symptom.CHANNELS_SET_UP):
         transport = obs.facts.get("transport")
         if isinstance(transport, Transport):
@@ -160,6 +164,30 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
             gpus.evidence.append(PhaseMark(Phase.LAUNCH, mark.source, mark.line, mark.text))
     gpus.models = sorted({*run.pcie_models, *run.nvlink_models})
     model.gpus = gpus
+
+
+def _pasted_topology(model: RunModel, heads: list[str]) -> None:
+    """A pasted ``nvidia-smi topo -m`` says how the GPUs are linked, better than model names do."""
+    if not heads:
+        return
+    from mltriage.probe.pasted import parse_pasted_matrices
+
+    for text in heads:
+        topo = parse_pasted_matrices(text)
+        if topo is None or not topo.links:
+            continue
+        model.gpus.count = max(model.gpus.count, topo.gpus)
+        nvlink, pcie = topo.nvlink_pairs(), topo.pcie_pairs()
+        if nvlink and not pcie:
+            model.gpus.interconnect = Interconnect.NVLINK
+        elif pcie and not nvlink:
+            model.gpus.interconnect = Interconnect.PCIE
+        else:
+            continue  # some pairs on NVLink, some not: the model names or transports decide
+        pair, link = next(iter((nvlink or pcie).items()))
+        model.gpus.evidence.insert(0, PhaseMark(Phase.LAUNCH, "<pasted topology>", 0,
+                                                f"nvidia-smi topo -m: GPU{pair[0]}<->GPU{pair[1]} {link}"))
+        return
 
 
 # -- how the run stopped ----------------------------------------------------------------------------
