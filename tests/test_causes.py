@@ -307,9 +307,14 @@ def test_a_pasted_topology_says_how_the_gpus_are_linked():
 def test_a_silent_stop_counts_only_where_a_cause_says_it_does():
     # nccl-tests that printed its device list on SXM GPUs and then nothing: waiting for its first result
     header = "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n"
-    d = diagnose_text(header + NCCL_TESTS_DEVICES.format(model="NVIDIA A100-SXM4-80GB"))
+    results = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+               "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+    d = diagnose_text(header + NCCL_TESTS_DEVICES.format(model="NVIDIA A100-SXM4-80GB") + results)
     assert d.run["stop"] == {**d.run["stop"], "kind": "hang-silent", "phase": "first-collective"}
     assert d.findings[0].signature == "nccl-hang-nvswitch" and d.findings[0].fix.env == {"NCCL_NVLS_ENABLE": "0"}
+    # the device list alone, before any results header: still setting up, as a healthy paste can end
+    early = diagnose_text(header + NCCL_TESTS_DEVICES.format(model="NVIDIA A100-SXM4-80GB"))
+    assert all(f.signature != "nccl-hang-nvswitch" for f in early.findings)
     # the same GPUs with a log cut in NCCL's channel set-up: silent there says nothing (healthy pastes end so too)
     setup = ("node01:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
              "node01:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n"

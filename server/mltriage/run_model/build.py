@@ -42,7 +42,7 @@ class Stall:
     source: str
     last: TailLine
     where: str  # words: where the log stops
-    phase: Phase
+    phase: Phase | None  # None: the last phase the input reached
 
 
 def build_run_model(observations: Observations, run: RunFacts, findings: list[Finding], ranks_seen: set[int],
@@ -216,7 +216,8 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
                    "with a stack dump of the live process (it was stuck)")
     stall = find_stall(run)
     if stall is not None:
-        return Stop(StopKind.HANG_SILENT, stall.phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where)
+        phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
+        return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where)
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
     return Stop(StopKind.UNKNOWN, model.last_phase)
@@ -253,7 +254,8 @@ def find_stall(run: RunFacts) -> Stall | None:
             if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
                 return Stall("benchmark-header", source, last, "right after the benchmark printed its results header",
                              Phase.FIRST_COLLECTIVE)
-            return Stall("benchmark-start", source, last, "before the benchmark printed any result", Phase.FIRST_COLLECTIVE)
+            # no results header yet: from the log's view the run is still setting up (a paste cut here looks healthy too)
+            return Stall("benchmark-start", source, last, "before the benchmark printed any result", None)
         if _PROGRESS_ZERO.search(last.message):
             return Stall("progress-zero", source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
         recent = lines[-3:]
