@@ -58,6 +58,10 @@ WORDS = [
     (Symptom.WRONG_VALUES, "Verification error @ element 1: val = 0.000000, ref = 4.000000", "NVIDIA/cuda-samples simpleP2P.cu", {}),
     (Symptom.NAN_IN_OUTPUT, "{'loss': nan, 'learning_rate': 4.9e-05, 'epoch': 0.02}", "transformers Trainer log (4.x)", {}),
     (Symptom.NAN_IN_OUTPUT, "Epoch 1:  12%|#2        | 60/500 [00:10<01:15, 5.86it/s, loss=nan, v_num=0]", "PyTorch Lightning progress bar", {}),
+    (Symptom.NAN_IN_OUTPUT, "Train Epoch: 3 [25600/60000 (43%)]\tLoss:     nan", "pytorch/examples mnist/main.py, padded", {"loss_value": "nan"}),
+    (Symptom.NAN_IN_OUTPUT, "[10] epoch 0, 10/186, g_loss nan d_fake_loss nan", "a GAN script's print(f'g_loss {g_loss}')", {"metric": "g_loss"}),
+    (Symptom.NAN_IN_OUTPUT, "FloatingPointError: Loss became infinite or NaN at iteration=4213!", "facebookresearch/detectron2 train_loop.py",
+     {"iteration": 4213}),
     (Symptom.COLLECTIVE_TIMEOUT, "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20518, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800056 milliseconds before timing out.",
      "pytorch 2.x ProcessGroupNCCL.cpp", {"seq": 20518, "op_type": "ALLREDUCE", "timeout_ms": 1800000}),
     (Symptom.COLLECTIVE_TIMEOUT, "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1806151 milliseconds before timing out.",
@@ -118,6 +122,8 @@ def test_every_symptom_here_has_wordings_from_two_sources():
     "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):",
     "{'loss': 0.4312, 'learning_rate': 4.9e-05}",
     "Process finished with exit code 0",
+    " iteration      100/  500000 | lm loss: 2.301E+00 | loss scale: 65536.0 | number of nan iterations:   0 |",  # Megatron training_log
+    "loss_fn = nan_to_num(loss)",
     "Killed process 4242 (python) total-vm:1234kB",  # the kernel's own OOM line: host-oom-killer's, not a shell's report
 ])
 def test_healthy_words_are_no_symptoms(line):

@@ -153,7 +153,8 @@ class Cause(_Strict):
     rules_out: list[Condition] = Field(default_factory=list)
     explained_by: list[str] = Field(
         default_factory=list,
-        description="Line signatures that already name this cause: where one fired on the evidence's lines, the cause stays silent.",
+        description="Signatures that already name this cause, or a more specific form of it: where one fired in the same input "
+        "as the cause's evidence, the cause stays silent.",
     )
     outranks: bool = Field(
         default=False,

@@ -159,11 +159,12 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
 
 
 def _named_already(signatures: list[str], seen: list[Observation], findings: list[Finding]) -> bool:
-    """A line signature that names this cause fired on the evidence's lines: it would be said twice."""
+    """A signature that names this cause (or a more specific form of it) fired in the input the
+    evidence comes from: it would be said twice, and less precisely."""
     if not signatures:
         return False
-    lines = {(o.source, o.line) for o in seen}
-    return any(f.is_error and f.signature in signatures and (f.source, f.line) in lines for f in findings)
+    sources = {o.source for o in seen}
+    return any(f.is_error and f.signature in signatures and f.source in sources for f in findings)
 
 
 def _distinct_lines(seen: list[Observation]) -> list[Observation]:

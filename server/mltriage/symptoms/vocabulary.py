@@ -75,7 +75,7 @@ def _bool(text: str) -> bool:
 
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
-    "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int,
+    "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
 }
 
 
@@ -185,10 +185,23 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl-tests src/common.cu: PRINT(\"# Out of bounds values : %d %s\\n\", errors, errors ? \"FAILED\" : \"OK\") (every release)"),
     W(Symptom.WRONG_VALUES, ("Verification error @ element",), r"Verification error @ element",
       "NVIDIA/cuda-samples simpleP2P.cu: printf(\"Verification error @ element %i: val = %f, ref = %f\\n\", ...) (CUDA 4-12 samples)"),
-    W(Symptom.NAN_IN_OUTPUT, ("loss: nan", "loss=nan", "loss = nan", "loss': nan", "Loss: nan", "loss: NaN", "Loss: NaN", "loss is nan",
-                              "Loss is NaN", "loss is NaN", "'loss': nan", "loss=NaN"),
-      r"\bloss\b['\"]?\s{0,3}(?:[:=]|is)\s{0,3}['\"]?nan\b", "Hugging Face transformers Trainer logs {'loss': nan, ...} (4.x); "
-      "PyTorch Lightning progress bars \"loss=nan\"; torch examples print(f\"loss: {loss}\")", ignore_case=True),
+    # a logged loss that is NaN/inf, in the forms the trainers print it (numerics-loss-nan's samples cite each)
+    W(Symptom.NAN_IN_OUTPUT, ("nan", "NaN", "NAN", "inf", "Inf", "INF", "Infinity"),
+      r"(?P<metric>\b(?:[A-Za-z][\w.]{0,40}?)?[Ll](?:oss|OSS))(?:_\w{1,20})?\b['\"]?\s{0,8}(?:[:=]\s{0,8}|is\s{1,3})?['\"]?"
+      r"(?:tensor\(|\[)?(?P<loss_value>-?(?:nan|NaN|NAN|inf|Infinity|INF))\b(?!_)",
+      "huggingface/transformers v4.30-4.40 Trainer logs printed by ProgressCallback.on_log (str(logs): {'loss': nan, ...}); pytorch/examples "
+      "mnist/main.py 'Loss: {:.6f}' and imagenet/main.py AverageMeter 'Loss nan (nan)'; Lightning TQDMProgressBar postfix 'train_loss=nan'; "
+      "'{:.6f}'.format(float('nan')) is 'nan'"),
+    W(Symptom.NAN_IN_OUTPUT, ("found NaN in local", "found Inf in local"),
+      r"found (?P<loss_value>NaN|Inf) in local (?:forward loss calculation|grad norm)",
+      "NVIDIA/Megatron-LM core_r0.8.0 pretrain_gpt.py loss_func \"found NaN in local forward loss calculation\" and core_r0.5.0 "
+      "megatron/optimizer/clip_grads.py \"found NaN in local grad norm in backwards pass\""),
+    W(Symptom.NAN_IN_OUTPUT, ("Loss became infinite or NaN at iteration", "gradients are Nan/Inf", "Model diverged with loss = NaN",
+                              "NaN loss during training"),
+      r"Loss became infinite or NaN at iteration=(?P<iteration>\d{1,12})|FloatingPointError: gradients are Nan/Inf|Model diverged with loss = NaN|NaN loss during training",
+      "facebookresearch/detectron2 engine/train_loop.py \"Loss became infinite or NaN at iteration={}!\"; facebookresearch/fairseq trainer.py "
+      "FloatingPointError(\"gradients are Nan/Inf\"); tensorflow estimator NanLossDuringTrainingError \"NaN loss during training.\" and "
+      "\"Model diverged with loss = NaN.\""),
     W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
       "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
     # -- stops -------------------------------------------------------------------------------------
