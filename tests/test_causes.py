@@ -169,11 +169,13 @@ def test_a_recorded_run_to_its_end_reaches_every_phase_and_ends_clean():
     json.dumps(d.to_json())  # typed values stay JSON-ready
 
 
-def test_the_same_run_cut_after_channel_set_up_stops_silently_in_channels():
+def test_the_same_run_cut_after_channel_set_up_stops_silently_where_it_got_to():
     lines = P2P_DISABLE.read_text().splitlines(keepends=True)
     cut = max(i for i, line in enumerate(lines[:60]) if "via SHM/direct/direct" in line) + 1
     run = diagnose_text("".join(lines[:cut])).run
-    assert run["stop"]["kind"] == StopKind.HANG_SILENT.value and run["stop"]["phase"] == Phase.CHANNELS.label
+    # NCCL 2.28 prints Init COMPLETE before the channel connections: the last phase reached is comm-ready
+    assert run["stop"]["kind"] == StopKind.HANG_SILENT.value and run["stop"]["phase"] == Phase.COMM_READY.label
+    assert run["phases_reached"][-1]["phase"] == Phase.COMM_READY.label
     assert run["stop"]["line"] == cut
 
 
@@ -329,5 +331,17 @@ def test_a_silent_stop_counts_only_where_a_cause_says_it_does():
     smi = "|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    0 |\n"  # nvidia-smi's table row
     cut = diagnose_text(smi + setup)
     assert cut.run["gpus"]["interconnect"] == "nvlink"
-    assert cut.run["stop"]["kind"] == "hang-silent" and cut.run["stop"]["phase"] == "channels"
+    assert cut.run["stop"]["kind"] == "hang-silent" and cut.run["stop"]["phase"] == "channels"  # no Init COMPLETE before
     assert all(f.signature != "nccl-hang-nvswitch" for f in cut.findings)
+
+
+def test_the_report_says_how_far_the_run_got_and_how_it_stopped(tmp_path):
+    lines = P2P_DISABLE.read_text().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines[:60]) if "via SHM/direct/direct" in line) + 1
+    log = tmp_path / "cut.log"
+    log.write_text("".join(lines[:cut]))
+    p = run_cli("diagnose", str(log))
+    assert p.returncode == 1, p.stderr
+    run_line = next(line for line in p.stdout.decode().splitlines() if line.strip().startswith("Run: "))
+    assert run_line.strip() == ("Run: 2 GPUs/ranks · NCCL 2.28.9 · reached comm-ready · stopped (hang-silent) "
+                                "right after NCCL set up its communicator and channels")

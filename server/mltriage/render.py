@@ -46,6 +46,26 @@ def _where(f: Finding) -> str:
     return f"{rank}{host}{f.source}:{lines}"
 
 
+def _run_line(run: dict | None) -> str:
+    """The run model in one line: GPUs and their links, NCCL, how far it got and how it stopped."""
+    if not run:
+        return ""
+    parts = []
+    gpus = run.get("gpus") or {}
+    if gpus.get("count"):
+        link = {"pcie": " over PCIe", "nvlink": " over NVLink"}.get(gpus.get("interconnect"), "")
+        parts.append(f"{gpus['count']} GPUs/ranks{link}")
+    if run.get("nccl_version"):
+        parts.append(f"NCCL {run['nccl_version']}")
+    stop = run.get("stop") or {}
+    phases = [x["phase"] for x in run.get("phases_reached") or []]
+    if phases:
+        parts.append(f"reached {phases[-1]}")
+    if stop.get("kind") not in (None, "unknown", "error"):
+        parts.append(f"stopped ({stop['kind']}) {stop.get('where') or ''}".rstrip())
+    return " · ".join(parts) if len(parts) > 1 or stop.get("kind") not in (None, "unknown", "error") else ""
+
+
 def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str:
     p = _Paint(color)
     out: list[str] = []
@@ -73,6 +93,9 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
     out.append(p(head, "red", "bold") + (f"  ({kind})" if kind else ""))
     if d.explanation:
         out.append(p(f"  {d.explanation}", "dim"))
+    run = _run_line(d.run)
+    if run:
+        out.append(p(f"  Run: {run}", "dim"))
     out.append("")
     if root is not None:
         out.extend(_render_finding(root, p, max_evidence, label="ROOT CAUSE" if root.role == "root-cause" else "MOST LIKELY CAUSE"))

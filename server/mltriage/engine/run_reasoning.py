@@ -59,7 +59,7 @@ def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, lib
     stop = model.stop
     if not stop.kind.is_hang or stop.kind is StopKind.WATCHDOG:
         return []
-    if stop.kind is StopKind.HANG_SILENT and stop.phase is Phase.CHANNELS:
+    if stop.kind is StopKind.HANG_SILENT and Phase.COMM_SETUP <= stop.phase < Phase.FIRST_COLLECTIVE:
         return []  # a log cut right after NCCL init is also what a healthy paste looks like
     rule = library.get(STALL_PLAIN)
     return [_derived(rule, stop, model)] if rule else []

@@ -260,5 +260,5 @@ def find_stall(run: RunFacts) -> Stall | None:
             return Stall("progress-zero", source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
         recent = lines[-3:]
         if all(_NCCL_SETUP.search(t.message) for t in recent):
-            return Stall("nccl-setup", source, last, "right after NCCL set up its communicator and channels", Phase.CHANNELS)
+            return Stall("nccl-setup", source, last, "right after NCCL set up its communicator and channels", None)
     return None
