@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from mltriage.engine import diagnose_text
+from mltriage.engine import diagnose_path, diagnose_text
 from mltriage.engine.reader import Source
 from mltriage.engine.scanner import Scanner
 from mltriage.library import load_library
@@ -345,3 +345,15 @@ def test_the_report_says_how_far_the_run_got_and_how_it_stopped(tmp_path):
     run_line = next(line for line in p.stdout.decode().splitlines() if line.strip().startswith("Run: "))
     assert run_line.strip() == ("Run: 2 GPUs/ranks · NCCL 2.28.9 · reached comm-ready · stopped (hang-silent) "
                                 "right after NCCL set up its communicator and channels")
+
+
+def test_a_recorded_hang_stopped_with_ctrl_c_is_a_hang_and_says_where_the_process_waited():
+    # corpus/cpu/gloo_hang_ctrl_c.log: rank 1 never joins, faulthandler dumps rank 0 in all_reduce, then SIGINT
+    d = diagnose_path(ROOT / "corpus" / "cpu" / "gloo_hang_ctrl_c.log")
+    assert d.status == "failure" and d.run["stop"]["kind"] == StopKind.HANG_NOTED.value
+    top = d.findings[0]
+    assert top.signature == "run-stalled-without-error" and top.severity == "error"
+    assert d.run["dumps"] and d.run["dumps"][0]["waiting_in"] == "all_reduce"
+    assert any(n.startswith("the stack dump at line") and "waiting in all_reduce" in n for n in top.notes)
+    # the KeyboardInterrupt traceback is where the user stopped it, not what broke
+    assert all(f.role == "context" for f in d.findings[1:] if f.generic)

@@ -113,14 +113,23 @@ def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, t
 
 
 def last_lines_notes(model: RunModel) -> list[str]:
-    return [f"{f'rank {x.rank}' if x.rank is not None else x.source} last printed line {x.line}: {x.text}" for x in model.last_lines]
+    notes = [f"{f'rank {x.rank}' if x.rank is not None else x.source} last printed line {x.line}: {x.text}" for x in model.last_lines]
+    for dump in reversed(model.dumps):
+        notes.insert(0, f"the stack dump at line {dump.line} shows {f'rank {dump.rank}' if dump.rank is not None else 'the process'} "
+                        f"waiting in {dump.waiting_in} ({dump.at})")
+    return notes
 
 
 def _derived(rule: Rule, stop: Stop, model: RunModel) -> Finding:
     facts = {"stopped": stop.where, "last_line": clip(stop.text, 200)}
     notes = [f"the log stops {stop.where} and holds no error"] + last_lines_notes(model)
-    return derived_finding(rule, facts, stop.source or "<run>", stop.line or 1, stop.text, [stop.text] if stop.text else [],
-                           notes, None)
+    finding = derived_finding(rule, facts, stop.source or "<run>", stop.line or 1, stop.text, [stop.text] if stop.text else [],
+                              notes, None)
+    if stop.kind in (StopKind.HANG_NOTED, StopKind.HANG_DUMP):
+        # not a log that merely ends: the user said it hangs, interrupted it, or dumped its stacks
+        finding.severity = "error"
+        finding.notes[0] = f"the run stopped {stop.where}"
+    return finding
 
 
 def _p2p_evidence(run: RunFacts) -> list[tuple[str, Mark]]:

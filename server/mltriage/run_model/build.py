@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Stop, StopKind
+from mltriage.run_model.model import Dump, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Stop, StopKind
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom, Transport
 
@@ -72,6 +72,12 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
+    seen: set[tuple] = set()
+    for o in observations.of(Symptom.STACK_DUMP):  # faulthandler's "Timeout" line and its thread line name one dump
+        key = (o.source, o.rank, o.facts.get("at"))
+        if "waiting_in" in o.facts and key not in seen and len(model.dumps) < 8:
+            seen.add(key)
+            model.dumps.append(Dump(o.source, o.line, o.rank, str(o.facts["waiting_in"]), str(o.facts.get("at", ""))))
     return model
 
 

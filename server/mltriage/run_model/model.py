@@ -91,6 +91,17 @@ class LastLine:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Dump:
+    """A stack dump of a live process (faulthandler, py-spy): where it was waiting."""
+
+    source: str
+    line: int
+    rank: int | None
+    waiting_in: str
+    at: str  # file:line of the innermost frame
+
+
 @dataclass(slots=True)
 class RunModel:
     frameworks: set[Framework] = field(default_factory=set)
@@ -103,6 +114,7 @@ class RunModel:
     reached: dict[Phase, PhaseMark] = field(default_factory=dict)  # each phase's first line
     stop: Stop = field(default_factory=lambda: Stop(StopKind.UNKNOWN, Phase.LAUNCH))
     last_lines: list[LastLine] = field(default_factory=list)  # per rank, at most 8
+    dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
 
     @property
     def multi_gpu(self) -> bool:
@@ -122,6 +134,7 @@ class RunModel:
             "iommu_mentioned": self.iommu_mentioned,
             "custom_allreduce": self.custom_allreduce,
             "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
+            "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,
                      "line": self.stop.line, "where": self.stop.where},

@@ -49,6 +49,9 @@ class TensorPrint:
 _TENSOR = re.compile(r"tensor\((?P<body>\[[^()]{0,15000}?\])(?P<rest>[^()]{0,300})\)")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)(?![\w])")
 _DEVICE = re.compile(r"device='cuda:(\d{1,3})'")
+# faulthandler: '  File "x.py", line 3 in f'; py-spy: '    f (x.py:3)'
+_DUMP_FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,7}) in (?P<function>[\w<>.]{1,100})'
+                         r'|^\s{2,8}(?P<function2>[\w<>.]{1,100}) \((?P<file2>[^():\n]{1,300}):(?P<line2>\d{1,7})\)')
 
 
 class Observations:
@@ -105,6 +108,8 @@ class Observations:
                 self.pending.append(("matrix", (facts, source, line, text), ahead))
             else:
                 self._matrix(facts, source, line, text, ahead)
+        if wording.symptom is Symptom.STACK_DUMP and ahead:
+            facts.update(_innermost_frame(ahead))
         if wording.symptom is Symptom.COLLECTIVE_RESULT:
             wrong = [_wrong_count(facts.pop(k, None)) for k in ("wrong_oop", "wrong_ip")]
             facts["wrong"] = sum(w for w in wrong if w is not None)
@@ -230,6 +235,17 @@ class Observations:
 
     def count(self, symptom: Symptom) -> int:
         return self.counts.get(symptom, 0)
+
+
+def _innermost_frame(ahead: bytes) -> dict[str, object]:
+    """faulthandler and py-spy print the innermost frame first: where the dumped process waits."""
+    for raw in ahead[:2048].decode("utf-8", "replace").split("\n")[:3]:
+        m = _DUMP_FRAME.search(raw)
+        if m:
+            function = m.group("function") or m.group("function2")
+            where = f"{m.group('file') or m.group('file2')}:{m.group('line') or m.group('line2')}"
+            return {"waiting_in": function, "at": where}
+    return {}
 
 
 def _is_zero(number: str) -> bool:

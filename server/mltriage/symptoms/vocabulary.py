@@ -270,4 +270,4 @@ for _w in WORDINGS:
         BY_LITERAL[_lit] = (*BY_LITERAL.get(_lit, ()), _w)
 # the literals of the symptoms that read the lines below their first one
 SPANNING_LITERALS: frozenset[str] = frozenset(
-    lit for w in WORDINGS if w.symptom in (Symptom.TENSOR_PRINTED, Symptom.P2P_BANDWIDTH) for lit in w.literals)
+    lit for w in WORDINGS if w.symptom in (Symptom.TENSOR_PRINTED, Symptom.P2P_BANDWIDTH, Symptom.STACK_DUMP) for lit in w.literals)

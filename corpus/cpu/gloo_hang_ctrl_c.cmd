@@ -1,0 +1,1 @@
+python zoo/cpu_raw/gloo_hang_ctrl_c.py
