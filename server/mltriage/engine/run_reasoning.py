@@ -27,7 +27,7 @@ from mltriage.engine.findings import render_rule_text
 from mltriage.run_model.build import meaningful
 from mltriage.symptoms.observe import Observations
 from mltriage.symptoms.vocabulary import Symptom
-from mltriage.run_model.model import Phase, RunModel, Stop, StopKind
+from mltriage.run_model.model import RunModel, Silence, Stop, StopKind
 
 LEFT_EARLY = "torch-rank-left-early"
 STALL_PLAIN = "run-stalled-without-error"
@@ -59,7 +59,7 @@ def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, lib
     stop = model.stop
     if not stop.kind.is_hang or stop.kind is StopKind.WATCHDOG:
         return []
-    if stop.kind is StopKind.HANG_SILENT and Phase.COMM_SETUP <= stop.phase < Phase.FIRST_COLLECTIVE:
+    if stop.silence is Silence.NCCL_SETUP:
         return []  # a log cut right after NCCL init is also what a healthy paste looks like
     rule = library.get(STALL_PLAIN)
     return [_derived(rule, stop, model)] if rule else []

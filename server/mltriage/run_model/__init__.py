@@ -5,7 +5,7 @@ environment it set, the frameworks and versions it names); ``build`` makes one `
 the scan's observations, run facts and the findings' severities. Causes (``mltriage.causes``)
 read it; nothing here decides what broke."""
 
-from mltriage.run_model.model import Framework, Gpus, Interconnect, Phase, PhaseMark, RunModel, Stop, StopKind
+from mltriage.run_model.model import Framework, Gpus, Interconnect, Phase, PhaseMark, RunModel, Silence, Stop, StopKind
 from mltriage.run_model.build import build_run_model
 
-__all__ = ["Framework", "Gpus", "Interconnect", "Phase", "PhaseMark", "RunModel", "Stop", "StopKind", "build_run_model"]
+__all__ = ["Framework", "Gpus", "Interconnect", "Phase", "PhaseMark", "RunModel", "Silence", "Stop", "StopKind", "build_run_model"]

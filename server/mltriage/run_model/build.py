@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Dump, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Stop, StopKind
+from mltriage.run_model.model import (Dump, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence, Stop,
+                                      StopKind)
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom, Transport
 
@@ -38,7 +39,7 @@ _PHASE_OF = {
 
 @dataclass
 class Stall:
-    kind: str  # "benchmark-header" | "benchmark-start" | "nccl-setup" | "progress-zero"
+    kind: Silence
     source: str
     last: TailLine
     where: str  # words: where the log stops
@@ -223,7 +224,8 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     stall = find_stall(run)
     if stall is not None:
         phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
-        return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where)
+        return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where,
+                    stall.kind)
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
     return Stop(StopKind.UNKNOWN, model.last_phase)
@@ -258,13 +260,13 @@ def find_stall(run: RunFacts) -> Stall | None:
             continue
         if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
             if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
-                return Stall("benchmark-header", source, last, "right after the benchmark printed its results header",
+                return Stall(Silence.BENCHMARK_HEADER, source, last, "right after the benchmark printed its results header",
                              Phase.FIRST_COLLECTIVE)
             # no results header yet: from the log's view the run is still setting up (a paste cut here looks healthy too)
-            return Stall("benchmark-start", source, last, "before the benchmark printed any result", None)
+            return Stall(Silence.BENCHMARK_START, source, last, "before the benchmark printed any result", None)
         if _PROGRESS_ZERO.search(last.message):
-            return Stall("progress-zero", source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
+            return Stall(Silence.PROGRESS_ZERO, source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
         recent = lines[-3:]
         if all(_NCCL_SETUP.search(t.message) for t in recent):
-            return Stall("nccl-setup", source, last, "right after NCCL set up its communicator and channels", None)
+            return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels", None)
     return None

@@ -63,6 +63,15 @@ class PhaseMark:
     text: str
 
 
+class Silence(StrEnum):
+    """Where a log that simply ends stopped (a silent stop's kind)."""
+
+    NCCL_SETUP = "nccl-setup"  # NCCL set-up lines, then nothing (a healthy paste can end so too)
+    BENCHMARK_START = "benchmark-start"  # a benchmark's device list, no results header
+    BENCHMARK_HEADER = "benchmark-header"  # the results header, no row
+    PROGRESS_ZERO = "progress-zero"  # a progress bar at zero
+
+
 @dataclass(slots=True)
 class Stop:
     kind: StopKind
@@ -71,6 +80,7 @@ class Stop:
     line: int | None = None
     text: str = ""
     where: str = ""  # in words: "right after NCCL set up its channels"
+    silence: Silence | None = None  # for a silent stop: where the log ended
 
 
 @dataclass(slots=True)
@@ -137,5 +147,6 @@ class RunModel:
             "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,
-                     "line": self.stop.line, "where": self.stop.where},
+                     "line": self.stop.line, "where": self.stop.where,
+                     "silence": self.stop.silence.value if self.stop.silence else None},
         }
