@@ -14,7 +14,17 @@
 the front door that runs the stages.
 """
 
-from mltriage.engine.diagnose import diagnose_bytes, diagnose_path, diagnose_stream, diagnose_streams, diagnose_text
 from mltriage.engine.reader import InputError
 
 __all__ = ["diagnose_bytes", "diagnose_path", "diagnose_stream", "diagnose_streams", "diagnose_text", "InputError"]
+_FRONT_DOOR = frozenset(__all__) - {"InputError"}
+
+
+def __getattr__(name: str):
+    # The front door is imported on first use: importing one stage's module (mltriage.engine.run_facts
+    # from the run model, say) then does not import every stage, which made import cycles.
+    if name in _FRONT_DOOR:
+        from mltriage.engine import diagnose
+
+        return getattr(diagnose, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

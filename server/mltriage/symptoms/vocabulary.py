@@ -15,8 +15,6 @@ from typing import Callable
 
 import regex
 
-from mltriage.engine import timed_regex
-
 
 class Symptom(StrEnum):
     # where the run got to
@@ -91,7 +89,7 @@ class Wording:
 
     def __post_init__(self) -> None:
         flags = regex.IGNORECASE if self.ignore_case else 0
-        object.__setattr__(self, "compiled", timed_regex.compile(self.pattern, flags))
+        object.__setattr__(self, "compiled", regex.compile(self.pattern, flags | regex.VERSION0))
 
     def facts_of(self, m: regex.Match[str]) -> dict[str, object]:
         facts: dict[str, object] = {}
