@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind
+from mltriage.run_model.model import Interconnect, RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
-from mltriage.symptoms.vocabulary import Symptom, Transport
+from mltriage.symptoms.vocabulary import Symptom
 
 MAX_EVIDENCE = 6  # observation lines cited per cause
 
@@ -80,27 +80,8 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
     if name == "nvlink":
         return Judged(gpus.interconnect is Interconnect.NVLINK, [])
     if name == "pcie":
-        why: list[str] = []
-        lines: list[str] = []
-        if gpus.interconnect is Interconnect.NVLINK:
-            return Judged(False, [])
-        channels = observations.of(Symptom.CHANNELS_SET_UP)
-        for transport, words in ((Transport.P2P, "NCCL moves data between the GPUs with direct peer-to-peer copies"),
-                                 (Transport.SHM, "NCCL routes GPU-to-GPU traffic through host shared memory (no usable P2P between them)")):
-            first = next((o for o in channels if o.facts.get("transport") is transport), None)
-            if first is not None and (transport is Transport.P2P or Transport.P2P not in run.transports):
-                why.append(f"{words} (line {first.line})")
-                lines.append(first.text)
-        if run.custom_allreduce is False:
-            why.append("vLLM turned custom all-reduce off: it found no working GPU P2P")
-        if gpus.interconnect is Interconnect.PCIE:
-            for m in gpus.evidence[:2]:
-                if m.line == 0:  # a pasted topology, not a line of the log
-                    why.append(f"the pasted topology links the GPUs over PCIe ({m.text})")
-                    continue
-                why.append(f"the GPUs are {', '.join(gpus.models[:4])} cards, which talk over PCIe (line {m.line})")
-                lines.append(m.text)
-        return Judged(bool(why), why, tuple(lines))
+        facts = run.pcie_evidence
+        return Judged(bool(facts), [f.cited() for f in facts], tuple(f.text for f in facts if f.line))
     if name == "custom-allreduce":
         if run.custom_allreduce is False:
             return Judged(False, [])  # the run said it turned custom all-reduce off
@@ -177,4 +158,4 @@ def _distinct_lines(seen: list[Observation]) -> list[Observation]:
     return out
 
 
-__all__ = ["raise_causes", "Phase"]
+__all__ = ["raise_causes"]

@@ -28,7 +28,7 @@ from mltriage.engine.reader import (
     os_error_reason,
     source_for_path,
 )
-from mltriage.engine.run_reasoning import derive_findings, name_the_command, settle_findings
+from mltriage.engine.run_reasoning import corroborate_p2p, derive_findings, name_the_command, settle_findings
 from mltriage.causes import raise_causes
 from mltriage.run_model import build_run_model
 from mltriage.engine.scanner import FLOOD_LANDINGS, Scanner
@@ -144,6 +144,7 @@ def diagnose_streams(
     findings += catalogued
     settle_findings(findings, scanner.run, scanner.observations)
     run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen, heads.texts)
+    corroborate_p2p(findings, run_model)
     causes = raise_causes(findings, scanner.observations, run_model, library)
     findings += causes
     if not causes:

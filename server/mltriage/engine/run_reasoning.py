@@ -22,7 +22,7 @@ from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.templates import ranks_text
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
-from mltriage.engine.run_facts import FINISHED_LINE, Mark, RunFacts, TailLine
+from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
 from mltriage.engine.findings import render_rule_text
 from mltriage.run_model.build import meaningful
 from mltriage.symptoms.observe import Observations
@@ -43,12 +43,11 @@ HANDLED_MIN_LINES_AFTER = 5  # lines the process printed after a traceback befor
 
 def settle_findings(findings: list[Finding], run: RunFacts, observations: Observations) -> None:
     """What the whole log says about single findings, in place: tracebacks the run survived or that
-    it cut off, what a Ctrl-C printed, warning-level lines, NaN or P2P findings on a PCIe topology."""
+    it cut off, what a Ctrl-C printed, warning-level lines."""
     _demote_interrupt_tracebacks(findings, observations)
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
     _demote_warning_level_lines(findings)
-    _corroborate_p2p(findings, run)
 
 
 def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, library: Library) -> list[Finding]:
@@ -132,26 +131,6 @@ def _derived(rule: Rule, stop: Stop, model: RunModel) -> Finding:
     return finding
 
 
-def _p2p_evidence(run: RunFacts) -> list[tuple[str, Mark]]:
-    """Facts that put GPU-to-GPU traffic on PCIe inside one node (where P2P can be broken)."""
-    if run.nvlink_models or run.has("nvlink"):
-        return []
-    evidence: list[tuple[str, Mark]] = []
-    for name, words in (
-        ("p2p_transport", "NCCL moves data between GPUs with direct peer-to-peer (P2P) copies"),
-        ("shm_transport", "NCCL moves data between these GPUs through host shared memory (no usable P2P between them)"),
-        ("custom_allreduce_off", "vLLM turned custom all-reduce off: it found no working GPU P2P"),
-    ):
-        if run.has(name):
-            evidence.append((words, run.marks[name]))
-    by_line: dict[int, list[str]] = {}
-    for model, mark in run.pcie_models.items():
-        by_line.setdefault(mark.line, []).append(model)
-    for line, models in list(by_line.items())[:2]:
-        evidence.append((f"the GPUs are {' '.join(models)} cards, which talk over PCIe", run.pcie_models[models[0]]))
-    return evidence
-
-
 # -- a rank that finished while its peers were still in a collective --------------------------------
 
 
@@ -184,13 +163,12 @@ def _rank_that_left_early(findings: list[Finding], run: RunFacts, library: Libra
 # -- wrong numbers on a P2P topology ------------------------------------------------------------------
 
 
-def _corroborate_p2p(findings: list[Finding], run: RunFacts) -> None:
+def corroborate_p2p(findings: list[Finding], model: RunModel) -> None:
     """NaN/inf or garbage where the GPUs exchange data peer-to-peer over PCIe: a P2P finding gets
     this log's topology evidence; a NaN loss gets the experiment that rules P2P corruption in or out."""
-    suspects = _p2p_evidence(run)
-    if not suspects:
+    if not model.pcie_evidence:
         return
-    facts = "; ".join(f"{words} (line {m.line})" for words, m in suspects)
+    facts = "; ".join(f.cited() for f in model.pcie_evidence)
     for f in findings:
         if not f.is_error:
             continue

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import (Dump, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence, Stop,
-                                      StopKind)
+from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
+                                      Stop, StopKind)
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom, Transport
 
@@ -71,6 +71,7 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     if run.has("custom_allreduce_off"):
         model.custom_allreduce = False
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
+    model.pcie_evidence = _pcie_evidence(model, observations, run)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
     seen: set[tuple] = set()
@@ -131,11 +132,9 @@ def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> N
 
 def _phases(model: RunModel, observations: Observations, run: RunFacts) -> None:
     for symptom, phase in _PHASE_OF.items():
-        for obs in observations.of(symptom):
-            if symptom is Symptom.COLLECTIVE_RESULT or phase not in model.reached or obs.line < model.reached[phase].line:
-                mark = PhaseMark(phase, obs.source, obs.line, obs.text)
-                if phase not in model.reached or (obs.source, obs.line) < (model.reached[phase].source, model.reached[phase].line):
-                    model.reached[phase] = mark
+        for obs in observations.of(symptom):  # each phase's first line (by input, then line)
+            if phase not in model.reached or (obs.source, obs.line) < (model.reached[phase].source, model.reached[phase].line):
+                model.reached[phase] = PhaseMark(phase, obs.source, obs.line, obs.text)
     if Phase.STEADY in model.reached:
         model.reached.setdefault(Phase.FIRST_COLLECTIVE, model.reached[Phase.STEADY])
     if run.finished:
@@ -195,6 +194,33 @@ def _pasted_topology(model: RunModel, heads: list[str]) -> None:
         model.gpus.evidence.insert(0, PhaseMark(Phase.LAUNCH, "<pasted topology>", 0,
                                                 f"nvidia-smi topo -m: GPU{pair[0]}<->GPU{pair[1]} {link}"))
         return
+
+
+def _pcie_evidence(model: RunModel, observations: Observations, run: RunFacts) -> list[Fact]:
+    """Facts that put GPU-to-GPU traffic on PCIe inside one node (where P2P can be broken): NCCL's
+    P2P or SHM transports, vLLM turning custom all-reduce off, PCIe-only GPU models or a pasted
+    topology of PCIe links. None where the GPUs are NVLink-linked."""
+    if model.gpus.interconnect is Interconnect.NVLINK:
+        return []
+    facts: list[Fact] = []
+    channels = observations.of(Symptom.CHANNELS_SET_UP)
+    for transport, words in ((Transport.P2P, "NCCL moves data between GPUs with direct peer-to-peer (P2P) copies"),
+                             (Transport.SHM, "NCCL moves data between these GPUs through host shared memory (no usable P2P between them)")):
+        first = next((o for o in channels if o.facts.get("transport") is transport), None)
+        if first is not None:
+            facts.append(Fact(words, first.line, first.text))
+    if run.has("custom_allreduce_off"):
+        mark = run.marks["custom_allreduce_off"]
+        facts.append(Fact("vLLM turned custom all-reduce off: it found no working GPU P2P", mark.line, mark.text))
+    by_line: dict[int, list[str]] = {}
+    for name, mark in run.pcie_models.items():
+        by_line.setdefault(mark.line, []).append(name)
+    for line, names in list(by_line.items())[:2]:
+        facts.append(Fact(f"the GPUs are {' '.join(names)} cards, which talk over PCIe", line, run.pcie_models[names[0]].text))
+    pasted = next((m for m in model.gpus.evidence if m.line == 0), None)
+    if pasted is not None and model.gpus.interconnect is Interconnect.PCIE:
+        facts.append(Fact(f"the pasted topology links the GPUs over PCIe ({pasted.text})", 0, pasted.text))
+    return facts
 
 
 # -- how the run stopped ----------------------------------------------------------------------------

@@ -83,6 +83,18 @@ class Stop:
     silence: Silence | None = None  # for a silent stop: where the log ended
 
 
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A fact of the run in words, with the log line it comes from (line 0: not a line of the log)."""
+
+    words: str
+    line: int
+    text: str
+
+    def cited(self) -> str:
+        return f"{self.words} (line {self.line})" if self.line else self.words
+
+
 @dataclass(slots=True)
 class Gpus:
     count: int = 0  # the most GPUs/ranks any line shows taking part (0: not known)
@@ -124,6 +136,8 @@ class RunModel:
     reached: dict[Phase, PhaseMark] = field(default_factory=dict)  # each phase's first line
     stop: Stop = field(default_factory=lambda: Stop(StopKind.UNKNOWN, Phase.LAUNCH))
     last_lines: list[LastLine] = field(default_factory=list)  # per rank, at most 8
+    # what puts GPU-to-GPU traffic on PCIe inside one node, where P2P can be broken (empty on NVLink)
+    pcie_evidence: list[Fact] = field(default_factory=list)
     dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
 
     @property

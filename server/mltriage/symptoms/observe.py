@@ -112,9 +112,6 @@ class Observations:
                 self._matrix(facts, source, line, text, ahead)
         if wording.symptom is Symptom.STACK_DUMP and ahead:
             facts.update(_innermost_frame(ahead))
-        if wording.symptom is Symptom.COLLECTIVE_RESULT:
-            wrong = [_wrong_count(facts.pop(k, None)) for k in ("wrong_oop", "wrong_ip")]
-            facts["wrong"] = sum(w for w in wrong if w is not None)
         self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
 
     def add(self, obs: Observation) -> None:
@@ -210,8 +207,8 @@ class Observations:
         if slow:
             on = [s["p2p_gbps"] for s in slow]
             off = [s["no_p2p_gbps"] for s in slow]
-            title = next((t.split("\n", 1)[0] for s, _, t in self.matrix_texts if "P2P=Enabled" in t.split("\n", 1)[0]), "")
-            at = next((n for s, n, t in self.matrix_texts if "P2P=Enabled" in t.split("\n", 1)[0]), line)
+            titles = ((n, t.split("\n", 1)[0]) for s, n, t in self.matrix_texts if s == source)
+            at, title = next(((n, head) for n, head in titles if "P2P=Enabled" in head), (line, ""))
             self.add(Observation(Symptom.P2P_SLOWER_THAN_STAGED, source, at, None, clip(title, 400), {
                 "pairs": len(slow), "p2p_gbps": round(statistics.median(on), 2),
                 "staged_gbps": round(statistics.median(off), 2), "ratio": round(statistics.median(on) / max(statistics.median(off), 1e-9), 3)}))
@@ -255,12 +252,3 @@ def _is_zero(number: str) -> bool:
         return float(number) == 0.0
     except ValueError:
         return False
-
-
-def _wrong_count(text: object) -> int | None:
-    """nccl-tests' #wrong column: an integer count (2.0+); 1.x printed the maximum error as a float."""
-    if not isinstance(text, str):
-        return None
-    if re.fullmatch(r"\d{1,12}", text):
-        return int(text)
-    return None
