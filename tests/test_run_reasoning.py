@@ -25,13 +25,18 @@ def test_log_cut_after_nccl_channel_setup_over_shm_is_a_p2p_hang():
     d = diagnose_text("".join(lines[:cut]))
     top = d.findings[0]
     assert top.signature == "nccl-hang-broken-p2p"
-    assert top.severity == "error" and top.kind == "hang"
+    # the log only ends there (this is a healthy run's log, cut): the P2P suspicion is said first, as a warning
+    assert top.severity == "warning" and top.kind == "hang"
     assert top.fix.env == {"NCCL_P2P_DISABLE": "1"}
     assert any("via SHM/direct/direct" in e for e in top.evidence)
     assert top.line == cut
     # what each rank printed last is said, with its line
     assert any(n.startswith("rank 0 last printed line") for n in top.notes)
-    assert d.status == "failure"
+    assert d.status == "healthy"
+    # the same cut with the user's Ctrl-C: a hang, an error
+    stopped = diagnose_text("".join(lines[:cut]) + "^C\n")
+    assert stopped.findings[0].signature == "nccl-hang-broken-p2p" and stopped.findings[0].severity == "error"
+    assert stopped.status == "failure"
 
 
 def test_the_same_run_to_its_end_is_healthy():

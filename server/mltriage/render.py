@@ -78,8 +78,14 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         return "\n".join(out) + "\n"
     if d.status == "healthy":
         out.append(p("mltriage: no failure found", "green", "bold") + f" ({d.lines_read} lines, {len(d.sources)} source(s))")
+        stop = (d.run or {}).get("stop") or {}
+        run = _run_line(d.run) if stop.get("kind") == "hang-silent" else ""
+        if run:  # the log ends where runs hang: say how far it got, so the suspicion below can be judged
+            out.append(p(f"  Run: {run}", "dim"))
         for f in d.findings:
             out.append(f"  {p('·', 'dim')} {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
+            if run and f.kind == "hang" and f.verify:
+                out.append(f"      if it hung there, try: {f.verify}")
         out.extend(_footer(d, p))
         return "\n".join(out) + "\n"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from mltriage.symptoms.vocabulary import Symptom
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Area = Literal[
@@ -126,12 +127,7 @@ Condition = Literal[
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]
-SymptomName = Literal[
-    "comm-init-started", "device-listed", "channels-set-up", "comm-init-complete", "collective-result", "peer-access-unsupported",
-    "p2p-unavailable", "too-many-peers", "p2p-bandwidth-matrix", "p2p-slower-than-staged", "iommu-fault",
-    "custom-allreduce-in-use", "wrong-values", "nan-in-output", "tensor-printed", "collective-timeout", "hang-noted",
-    "stack-dump", "user-interrupt", "killed-by-signal", "env-set",
-]
+SymptomName = Literal[tuple(s.value for s in Symptom)]  # type: ignore[valid-type]  # the vocabulary owns the names
 
 
 class Cause(_Strict):

@@ -130,13 +130,24 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
     if stop.kind.is_hang:
         notes += last_lines_notes(run)
     finding = derived_finding(rule, facts, source, line, text, evidence, notes, rank)
+    if stop.kind is StopKind.HANG_SILENT and stop.silence is not None and stop.silence.could_be_a_cut and not seen:
+        # only the log's end says "hang", and an excerpt cut here reads the same: a suspicion, not a verdict
+        finding.severity = "warning"
+        finding.notes.insert(0, f"the log ends {stop.where} with no error: if the run was still going when this was "
+                                "copied, this is not a failure; if it hung here, this is the first thing to check")
     if (rule.cause or {}).get("outranks"):
         lines = {(o.source, o.line) for o in seen}
         for f in findings:
-            if f.is_error and f.role == "root-cause" and (f.source, f.line) in lines:
+            if f.is_error and f.role == "root-cause" and _covers(f, lines):
                 f.role = "context"
                 f.notes.append(f"explained by {rule.id}: {rule.title}")
     return finding
+
+
+def _covers(finding: Finding, lines: set[tuple[str, int]]) -> bool:
+    """The finding was raised on one of these lines, or its report (a traceback) spans one."""
+    first, last = finding.lines
+    return any(source == finding.source and (line == finding.line or first <= line <= last) for source, line in lines)
 
 
 def _named_already(signatures: list[str], seen: list[Observation], findings: list[Finding]) -> bool:

@@ -68,11 +68,11 @@ def is_marker(literal: str) -> bool:
 
 # GPU families sold only as PCIe cards (no NVLink between them in the usual server), where
 # peer-to-peer traffic crosses PCIe switches and root ports: ACS, IOMMU and driver matter.
-_PCIE_GPU = timed_regex.compile(
+PCIE_GPU = timed_regex.compile(
     r"GeForce|\bRTX\b|Quadro|TITAN|-PCIE|PCIe|\bTesla (?:K\d+|M\d+|P4|P40|T4)\b|\b(?:A2|A10G?|A16|A30|A40|L4|L40S?|T4|A[456]000)\b"
     r"|Instinct MI(?:50|60|100|210)\b|Radeon",
 )
-_NVLINK_GPU = timed_regex.compile(r"SXM|HGX|\bH200\b|GH200|GB200|NVL\b")
+NVLINK_GPU = timed_regex.compile(r"SXM|HGX|\bH200\b|GH200|GB200|NVL\b")
 
 
 @dataclass(slots=True)
@@ -108,8 +108,8 @@ class RunFacts:
             mark.count += 1
         if name in ("gpu_model", "nvlink") and len(self.pcie_models) + len(self.nvlink_models) < MAX_GPU_MODELS:
             # a line may name a model thousands of times: the line is clipped once, the search stops at the cap
-            models = self.nvlink_models if timed_regex.search(_NVLINK_GPU, text) else self.pcie_models
-            pattern = _NVLINK_GPU if models is self.nvlink_models else _PCIE_GPU
+            models = self.nvlink_models if timed_regex.search(NVLINK_GPU, text) else self.pcie_models
+            pattern = NVLINK_GPU if models is self.nvlink_models else PCIE_GPU
             clipped = None
             for m in timed_regex.finditer(pattern, text[:MODEL_SEARCH_CHARS]):
                 if m.group(0) not in models:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
+from mltriage.engine.run_facts import FINISHED_LINE, NVLINK_GPU, PCIE_GPU, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
@@ -25,6 +25,9 @@ _NCCL_SETUP = re.compile(
     r"NCCL INFO (?:Channel \d+|[^\n]{0,400}\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|[^\n]{0,400}Init COMPLETE|Setting affinity|"
     r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|[^\n]{0,400}P2P Chunksize|CC Off|comm 0x)"
 )
+# any other NCCL line before the first collective is set-up too (bootstrap, plugins, the version); teardown is not
+_NCCL_ANY = re.compile(r"NCCL INFO|^NCCL version \d")
+_NCCL_TEARDOWN = re.compile(r"Destroy COMPLETE|- Abort|Connection closed|Closing \w{0,12} ?plugin|comm 0x[0-9a-f]{1,16} [^\n]{0,200}(?:destroy|finalize)", re.IGNORECASE)
 _BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b")
 _BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
 _PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
@@ -120,6 +123,10 @@ def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> N
             model.frameworks.add(Framework.SGLANG)
     if any("vLLM" in o.text for o in observations.of(Symptom.COMM_INIT_STARTED)):
         model.frameworks.add(Framework.VLLM)
+    for obs in observations.of(Symptom.FRAMEWORK_SEEN):
+        named = obs.facts.get("framework")
+        if isinstance(named, str) and named in Framework._value2member_map_:
+            model.frameworks.add(Framework(named))
     if run.command is not None:
         words = run.command.text
         if "vllm" in words:
@@ -158,17 +165,27 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
     counts.append(len(devices))
     if observations.topology is not None:
         counts.append(observations.topology.gpus)
+    described = observations.of(Symptom.GPUS_DESCRIBED)
+    counts += [o.facts["count"] for o in described if isinstance(o.facts.get("count"), int)]  # type: ignore[misc]
     gpus.count = max(counts)
-    if run.nvlink_models or run.has("nvlink"):
+    described_nvlink = [o for o in described if NVLINK_GPU.search(str(o.facts.get("model", "")))]
+    described_pcie = [o for o in described if PCIE_GPU.search(str(o.facts.get("model", "")))]
+    absent = observations.first(Symptom.NVLINK_ABSENT)
+    if absent is not None:  # "no NVLink" names NVLink too: the negation decides
+        gpus.interconnect = Interconnect.PCIE
+        gpus.evidence.append(PhaseMark(Phase.LAUNCH, absent.source, absent.line, absent.text))
+    elif run.nvlink_models or run.has("nvlink") or described_nvlink:
         gpus.interconnect = Interconnect.NVLINK
         mark = next(iter(run.nvlink_models.values()), None) or run.marks.get("nvlink")
         if mark is not None:
             gpus.evidence.append(PhaseMark(Phase.LAUNCH, mark.source, mark.line, mark.text))
-    elif run.pcie_models:
+        elif described_nvlink:
+            gpus.evidence.append(PhaseMark(Phase.LAUNCH, described_nvlink[0].source, described_nvlink[0].line, described_nvlink[0].text))
+    elif run.pcie_models or described_pcie:
         gpus.interconnect = Interconnect.PCIE
         for mark in list(run.pcie_models.values())[:2]:
             gpus.evidence.append(PhaseMark(Phase.LAUNCH, mark.source, mark.line, mark.text))
-    gpus.models = sorted({*run.pcie_models, *run.nvlink_models})
+    gpus.models = sorted({*run.pcie_models, *run.nvlink_models, *(str(o.facts["model"]) for o in described if "model" in o.facts)})
     model.gpus = gpus
 
 
@@ -203,6 +220,9 @@ def _pcie_evidence(model: RunModel, observations: Observations, run: RunFacts) -
     if model.gpus.interconnect is Interconnect.NVLINK:
         return []
     facts: list[Fact] = []
+    absent = observations.first(Symptom.NVLINK_ABSENT)
+    if absent is not None:
+        facts.append(Fact("the log says the GPUs have no NVLink: their traffic crosses PCIe", absent.line, absent.text))
     channels = observations.of(Symptom.CHANNELS_SET_UP)
     for transport, words in ((Transport.P2P, "NCCL moves data between GPUs with direct peer-to-peer (P2P) copies"),
                              (Transport.SHM, "NCCL moves data between these GPUs through host shared memory (no usable P2P between them)")):
@@ -217,6 +237,12 @@ def _pcie_evidence(model: RunModel, observations: Observations, run: RunFacts) -
         by_line.setdefault(mark.line, []).append(name)
     for line, names in list(by_line.items())[:2]:
         facts.append(Fact(f"the GPUs are {' '.join(names)} cards, which talk over PCIe", line, run.pcie_models[names[0]].text))
+    if not by_line:
+        for obs in observations.of(Symptom.GPUS_DESCRIBED):
+            model_name = str(obs.facts.get("model", ""))
+            if PCIE_GPU.search(model_name):
+                facts.append(Fact(f"the GPUs are {model_name} cards, which talk over PCIe", obs.line, obs.text))
+                break
     pasted = next((m for m in model.gpus.evidence if m.line == 0), None)
     if pasted is not None and model.gpus.interconnect is Interconnect.PCIE:
         facts.append(Fact(f"the pasted topology links the GPUs over PCIe ({pasted.text})", 0, pasted.text))
@@ -282,8 +308,8 @@ def find_stall(run: RunFacts) -> Stall | None:
         if not lines:
             continue
         last = lines[-1]
-        if FINISHED_LINE.search(last.message):
-            continue
+        if any(FINISHED_LINE.search(t.message) for t in lines[-3:]):
+            continue  # it said it finished (what follows is teardown: plugins closing, handles freed)
         if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
             if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
                 return Stall(Silence.BENCHMARK_HEADER, source, last, "right after the benchmark printed its results header",
@@ -293,6 +319,7 @@ def find_stall(run: RunFacts) -> Stall | None:
         if _PROGRESS_ZERO.search(last.message):
             return Stall(Silence.PROGRESS_ZERO, source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
         recent = lines[-3:]
-        if all(_NCCL_SETUP.search(t.message) for t in recent):
+        if all(_NCCL_SETUP.search(t.message) or _NCCL_ANY.search(t.message) and not _NCCL_TEARDOWN.search(t.message)
+               for t in recent):
             return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels", None)
     return None

@@ -71,6 +71,12 @@ class Silence(StrEnum):
     BENCHMARK_HEADER = "benchmark-header"  # the results header, no row
     PROGRESS_ZERO = "progress-zero"  # a progress bar at zero
 
+    @property
+    def could_be_a_cut(self) -> bool:
+        """A pasted excerpt cut here looks the same as a run that hung here: what it suggests is a
+        suspicion (a warning), not a verdict."""
+        return self in (Silence.NCCL_SETUP, Silence.BENCHMARK_START)
+
 
 @dataclass(slots=True)
 class Stop:

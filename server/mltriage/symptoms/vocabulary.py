@@ -23,6 +23,9 @@ class Symptom(StrEnum):
     COMM_INIT_COMPLETE = "comm-init-complete"
     DEVICE_LISTED = "device-listed"  # a tool listed a GPU taking part (facts: device)
     COLLECTIVE_RESULT = "collective-result"  # a benchmark printed a result row: a collective completed
+    # the machine
+    GPUS_DESCRIBED = "gpus-described"  # a tool or the user says how many GPUs of which model (facts: count, model)
+    NVLINK_ABSENT = "nvlink-absent"  # the GPUs have no NVLink between them: their traffic crosses PCIe
     # peer-to-peer
     PEER_ACCESS_UNSUPPORTED = "peer-access-unsupported"  # an API call failed because P2P is not possible
     P2P_UNAVAILABLE = "p2p-unavailable"  # a component reported or queried that P2P is not available
@@ -31,10 +34,12 @@ class Symptom(StrEnum):
     P2P_SLOWER_THAN_STAGED = "p2p-slower-than-staged"  # derived: P2P=Enabled copies slower than P2P=Disabled ones
     IOMMU_FAULT = "iommu-fault"
     CUSTOM_ALLREDUCE = "custom-allreduce-in-use"  # a component that needs P2P is on the failing path
+    CUDA_IPC_FAILED = "cuda-ipc-failed"  # sharing GPU memory between processes (CUDA IPC) failed or is unusable
     # numbers
     WRONG_VALUES = "wrong-values"
     NAN_IN_OUTPUT = "nan-in-output"
     TENSOR_PRINTED = "tensor-printed"  # a tensor's repr (facts: device, all_zero); wrong values are derived
+    GARBAGE_OUTPUT = "garbage-output"  # a model's generated text is a run of one symbol, or the user calls it gibberish
     # stops
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
@@ -42,6 +47,7 @@ class Symptom(StrEnum):
     KILLED_BY_SIGNAL = "killed-by-signal"  # a shell, container runtime or IDE reports a process killed (facts: signal)
     USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
     # the run's settings
+    FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
 
 
@@ -67,6 +73,18 @@ def _transport(text: str) -> Transport:
     return Transport.SHM
 
 
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16, "dual": 2, "quad": 4}
+
+
+def _count(text: str) -> int:
+    return _NUMBER_WORDS[text.lower()] if text.lower() in _NUMBER_WORDS else int(text)
+
+
+def _framework(text: str) -> str:
+    word = text.lower()
+    return "tensorrt-llm" if word in ("tensorrt-llm", "trt-llm", "tensorrt_llm", "trtllm") else word
+
+
 def _bool(text: str) -> bool:
     return text.lower() in ("true", "1", "yes")
 
@@ -74,6 +92,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
+    "count": _count, "framework": _framework,
 }
 
 
@@ -85,6 +104,7 @@ class Wording:
     source: str  # where this text comes from: project, release and file of its format string, or a recording
     ignore_case: bool = False
     whole_line: bool = False  # match the line as logged, prefixes included (a logger's file:line names the component)
+    given: tuple[tuple[str, object], ...] = ()  # facts every match of this wording states (what its text implies)
     compiled: regex.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,7 +112,7 @@ class Wording:
         object.__setattr__(self, "compiled", regex.compile(self.pattern, flags | regex.VERSION0))
 
     def facts_of(self, m: regex.Match[str]) -> dict[str, object]:
-        facts: dict[str, object] = {}
+        facts: dict[str, object] = dict(self.given)
         for name, value in m.groupdict().items():
             if value is None:
                 continue
@@ -103,6 +123,11 @@ class Wording:
                 continue
         return facts
 
+
+# model names users write next to a GPU count (case as they write them; the pre-filter is case-sensitive)
+_GPU_MODEL_LITERALS = ("A100", "H100", "H200", "H20", "B200", "V100", "P100", "A10", "A30", "A40", "L4", "L40", "T4", "A6000",
+                       "A5000", "A4000", "3090", "4090", "5090", "3080", "4080", "3070", "2080", "1080", "TITAN", "MI50", "MI100",
+                       "MI210", "MI250", "MI300", "Radeon", "6000 Ada", "Pro 6000")
 
 W = Wording
 WORDINGS: tuple[Wording, ...] = (
@@ -136,6 +161,51 @@ WORDINGS: tuple[Wording, ...] = (
       r"(?:\s{1,20}[\d.]{1,12}\s{1,20}[\d.]{1,12}\s{1,20}[\d.]{1,12}\s{1,20}(?P<wrong_ip>\S{1,12}))?",
       "NVIDIA/nccl-tests src/common.cu: the result row \"%12li  %12li  %8s  %6s  %6i  %7s %6.2f %6.2f %5s\" (2.0+: #wrong is an "
       "integer; 1.x printed the max error as %.0e)"),
+    # -- the machine -------------------------------------------------------------------------------
+    W(Symptom.GPUS_DESCRIBED, (" CUDA devices:", " ROCm devices:", " MUSA devices:"),
+      r"\bfound (?P<count>\d{1,3}) (?:CUDA|ROCm|MUSA) devices:",
+      "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu (b3000+): GGML_LOG_INFO(\"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") "
+      "and ggml-cuda.cu before the ggml/ move: fprintf(stderr, \"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") (also what ollama "
+      "prints, as ggml_init_cublas / ggml_cuda_init)"),
+    # "2x RTX 3090", "8 × A100-SXM4", "two RTX A6000 GPUs", "4 Nvidia RTX A5000": how users describe their machine
+    W(Symptom.GPUS_DESCRIBED, _GPU_MODEL_LITERALS,
+      r"(?<!\|\s{0,8})(?<![\w.])(?P<count>[1-9]\d{0,2}|two|three|four|six|eight|sixteen|dual|quad)\s{0,2}(?:[x×X*]\s{0,2}|\s)(?:NVIDIA\s|Nvidia\s|nvidia\s)?"
+      r"(?:GeForce\s|Tesla\s|Quadro\s|AMD\s|Radeon\s|Instinct\s)?(?P<model>(?:RTX\s?)?(?:[AHBLVTP]\d{1,3}0?S?|A[2-6]000|[1-5]0[6-9]0(?:\s?Ti)?|"
+      r"[1-2]0[6-8]0(?:\s?Ti)?|TITAN\s?\w{0,4}|MI\d{2,3}X?|VII|Pro\s6000|6000\s?(?:Ada|D))(?:[-\s](?:SXM\d?|PCIe|PCIE|NVL|\d{2,3}GB))?)\b",
+      "users' descriptions of their machine in public issue threads of vllm-project/vllm, NVIDIA/nccl and pytorch/pytorch "
+      "(\"2x RTX 3090\", \"8 x A100-SXM4-80GB\", \"two RTX A6000\"); nvidia-smi's and NCCL's own lines name one GPU each (device-listed)"),
+    W(Symptom.DEVICE_LISTED, ("00000000:",),
+      r"^\|\s{1,4}(?P<device>\d{1,2})\s{1,4}(?:NVIDIA |Tesla |Quadro )?[\w .-]{2,40}?\s{1,30}(?:On|Off)\s{1,4}\|\s{0,6}0{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d",
+      "nvidia-smi's device table row \"| %3d  %-28s %4s | %-16s %3s |\" (index, name, persistence mode, bus id; drivers 450-580: "
+      "see ../shared/gpu for a 2xH200 host's output)"),
+    W(Symptom.NVLINK_ABSENT, ("NVLink", "nvlink", "NVLINK", "NvLink", "Nvlink"),
+      r"\b(?:no|without|w/o|lacks?|non-?|not\s(?:using|connected\sby|linked\sby))\s{0,2}(?:an?\s)?nvlink\b|\bnvlink\s{0,3}(?::|=|is)?\s{0,3}"
+      r"(?:none|no\b|not\s(?:present|available|supported|connected)|n/a|absent)",
+      "users' descriptions in public issue threads of vllm-project/vllm (\"2x V100 PCIe, no NVLink\") and NVIDIA/TensorRT-LLM "
+      "(\"PCIe GPUs without NVLink\")", ignore_case=True),
+    W(Symptom.CUDA_IPC_FAILED, ("cudaIpcOpenMemHandle", "cudaIpcGetMemHandle", "cuIpcOpenMemHandle"),
+      r"(?P<call>cu(?:da)?Ipc(?:Open|Get)MemHandle)[^\n]{0,200}?(?:error|fail|invalid|not supported|cudaError\w{0,30}|\b\d{2,3}\b)",
+      "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/runtime/ipcUtils.cpp IpcMemory::allocateIpcMemory: TLLM_CUDA_CHECK(cudaIpcOpenMemHandle(...)) "
+      "-> cudaUtils.h check(): \"[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s\" with the call's text (0.7+); and the call named "
+      "next to its error in stack notes and CUDA-API traces"),
+    W(Symptom.CUDA_IPC_FAILED, (", in cudaIpcOpenMemHandle", ", in cudaIpcGetMemHandle"),
+      r"^\s{0,8}File \"[^\"\n]{1,300}\", line \d{1,6}, in (?P<call>cudaIpc(?:Open|Get)MemHandle)\s{0,4}$",
+      "vllm-project/vllm vllm/distributed/device_communicators/cuda_wrapper.py (0.5+): CudaRTLibrary.cudaIpcOpenMemHandle calls "
+      "CUDART_CHECK, which raises RuntimeError(f\"CUDART error: {error_str}\"): the traceback's frame line names the IPC call that failed"),
+    # -- which framework ran -----------------------------------------------------------------------
+    W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore"),
+      r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore)\w{0,12} pid=",
+      "vllm-project/vllm: the `vllm serve` CLI (0.5+), `python -m vllm.entrypoints.openai.api_server` (0.2+), frames under "
+      "site-packages/vllm/, and the process prefixes \"(APIServer pid=%d)\", \"(VllmWorker rank=%d pid=%d)\" (0.8+)", whole_line=True,
+      given=(("framework", "vllm"),)),
+    W(Symptom.FRAMEWORK_SEEN, ("[TensorRT-LLM]", "[TRT-LLM]", "/tensorrt_llm/", "trtllm-serve", "trtllm-build"),
+      r"\[(?P<framework>TensorRT-LLM|TRT-LLM)\]|site-packages/(?P<framework>tensorrt_llm)/|(?P<framework>trtllm)-(?:serve|build)\b",
+      "NVIDIA/TensorRT-LLM: the logger tags \"[TensorRT-LLM][ERROR]\" (C++ TLLM_LOG, 0.5+) and \"[TRT-LLM] [E]\" (Python logger, "
+      "0.7+), frames under site-packages/tensorrt_llm/, the trtllm-serve / trtllm-build CLIs", whole_line=True),
+    W(Symptom.FRAMEWORK_SEEN, ("sglang.launch_server", "/sglang/", "sglang serve"),
+      r"(?P<framework>sglang)\.launch_server|site-packages/(?P<framework>sglang)/|(?P<framework>sglang) serve\b",
+      "sgl-project/sglang: `python -m sglang.launch_server` (0.1+), frames under site-packages/sglang/, `sglang serve` (0.5+)",
+      whole_line=True),
     # -- peer-to-peer ------------------------------------------------------------------------------
     W(Symptom.PEER_ACCESS_UNSUPPORTED, ("peer access is not supported between these two devices",),
       r"peer access is not supported between these two devices",
@@ -190,6 +260,11 @@ WORDINGS: tuple[Wording, ...] = (
       "huggingface/transformers v4.30-4.40 Trainer logs printed by ProgressCallback.on_log (str(logs): {'loss': nan, ...}); pytorch/examples "
       "mnist/main.py 'Loss: {:.6f}' and imagenet/main.py AverageMeter 'Loss nan (nan)'; Lightning TQDMProgressBar postfix 'train_loss=nan'; "
       "'{:.6f}'.format(float('nan')) is 'nan'"),
+    W(Symptom.NAN_IN_OUTPUT, ("nan", "NaN", "NAN"),
+      r"(?<![\w.])`?(?P<loss_value>nan|NaN|NAN)`?s?\s{1,3}(?:values?\s{1,3})?(?:in|for)\s{1,3}(?:the\s|my\s|all\s)?(?:loss(?:es)?|outputs?|logits|gradients|weights|predictions)\b"
+      r"|\b(?:loss(?:es)?|outputs?|logits|gradients)\s{1,3}(?:becomes?|became|are|is|goes|went|turns?|turned)\s{1,3}(?:to\s|into\s|all\s)?`?(?P<loss_value>nan|NaN|NAN)\b",
+      "users' descriptions in public issue threads of tensorflow/tensorflow and pytorch/pytorch (\"nan in losses after a few "
+      "iterations\", \"the loss becomes NaN\")", ignore_case=True),
     W(Symptom.NAN_IN_OUTPUT, ("found NaN in local", "found Inf in local"),
       r"found (?P<loss_value>NaN|Inf) in local (?:forward loss calculation|grad norm)",
       "NVIDIA/Megatron-LM core_r0.8.0 pretrain_gpt.py loss_func \"found NaN in local forward loss calculation\" and core_r0.5.0 "
@@ -200,6 +275,15 @@ WORDINGS: tuple[Wording, ...] = (
       "facebookresearch/detectron2 engine/train_loop.py \"Loss became infinite or NaN at iteration={}!\"; facebookresearch/fairseq trainer.py "
       "FloatingPointError(\"gradients are Nan/Inf\"); tensorflow estimator NanLossDuringTrainingError \"NaN loss during training.\" and "
       "\"Model diverged with loss = NaN.\""),
+    W(Symptom.GARBAGE_OUTPUT, ("!!!!!!!!!!!!", "############", "????????????", "\ufffd\ufffd\ufffd\ufffd"),
+      r"(?P<run>(?<=[\w\"':>]\s{0,2})#{12,}|!{12,}|\?{12,}|\ufffd{4,})",
+      "a model answering with one token over and over (vLLM /v1/completions \"text\": \"!!!!...\", llama.cpp/ollama chat "
+      "\"####...\"): token 0 / the pad token sampled from NaN or zeroed logits, as in public threads of vllm-project/vllm and ollama/ollama"),
+    W(Symptom.GARBAGE_OUTPUT, ("gibberish", "Gibberish", "GIBBERISH", "garbage", "Garbage", "GARBAGE", "nonsense", "Nonsense",
+                               "garbled", "Garbled", "random tokens", "random characters"),
+      r"\b(?:gibberish|garbled|nonsense|random (?:tokens|characters))\b|\bgarbage\b(?!\s{0,2}(?:collect|in\b))",
+      "users' notes on a model's answers in public issue threads of vllm-project/vllm, ggml-org/llama.cpp and ollama/ollama "
+      "(\"outputs gibberish with tp=2\", \"garbage output\")", ignore_case=True),
     W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
       "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
     # -- stops -------------------------------------------------------------------------------------
