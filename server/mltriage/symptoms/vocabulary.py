@@ -46,6 +46,10 @@ class Symptom(StrEnum):
     STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
     KILLED_BY_SIGNAL = "killed-by-signal"  # a shell, container runtime or IDE reports a process killed (facts: signal)
     USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
+    # building extensions (DeepSpeed ops, fused kernels, any torch.utils.cpp_extension build)
+    NVCC_ARCH_UNSUPPORTED = "nvcc-arch-unsupported"  # the CUDA compiler does not know the GPU architecture asked for (facts: arch)
+    CUDA_HEADER_MISSING = "cuda-header-missing"  # a compile could not find a CUDA toolkit header (facts: header)
+    BUILD_FAILED = "build-failed"  # a C++/CUDA build step failed (ninja, setuptools, the linker, cpp_extension)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
@@ -192,6 +196,25 @@ WORDINGS: tuple[Wording, ...] = (
       r"^\s{0,8}File \"[^\"\n]{1,300}\", line \d{1,6}, in (?P<call>cudaIpc(?:Open|Get)MemHandle)\s{0,4}$",
       "vllm-project/vllm vllm/distributed/device_communicators/cuda_wrapper.py (0.5+): CudaRTLibrary.cudaIpcOpenMemHandle calls "
       "CUDART_CHECK, which raises RuntimeError(f\"CUDART error: {error_str}\"): the traceback's frame line names the IPC call that failed"),
+    # -- building extensions -------------------------------------------------------------------------
+    W(Symptom.NVCC_ARCH_UNSUPPORTED, ("Unsupported gpu architecture", "unsupported gpu architecture", "is not defined for option 'gpu-architecture'", "Unknown CUDA arch"),
+      r"Unsupported gpu architecture '(?P<arch>(?:compute|sm)_\d{2,3}[af]?)'|Value '(?P<arch>(?:compute|sm)_\d{2,3}[af]?)' is not defined for option "
+      r"'gpu-architecture'|Unknown CUDA arch \((?P<arch>[\d.]{1,5}(?:\+PTX)?)\) or GPU not supported",
+      "NVIDIA nvcc (CUDA 8-12): \"nvcc fatal   : Unsupported gpu architecture 'compute_%s'\" and \"nvcc fatal   : Value '%s' is not defined for "
+      "option 'gpu-architecture'\"; pytorch/pytorch torch/utils/cpp_extension.py _get_cuda_arch_flags (1.8-2.x): "
+      "ValueError(f\"Unknown CUDA arch ({arch}) or GPU not supported\")", ignore_case=True),
+    W(Symptom.CUDA_HEADER_MISSING, ("No such file or directory", "file not found"),
+      r"fatal error: '?(?P<header>(?:cuda\w{0,20}|cu(?:rand|blas|sparse|fft|solver|dnn|pti)\w{0,20}|nccl|nvrtc|nvml|nvToolsExt\w{0,8}|"
+      r"(?:thrust|cub|cuda)/[\w/]{1,60}|crt/\w{1,40})\.(?:h|hpp|cuh))'?(?:: No such file or directory| file not found)",
+      "GCC libcpp files.cc open_file_failed: \"fatal error: %s: No such file or directory\" (gcc 4.x-14) and clang's "
+      "\"fatal error: '%s' file not found\" (clang 3-18), for a header of the CUDA toolkit (cuda_runtime.h, curand_kernel.h, cublas_v2.h...)"),
+    W(Symptom.BUILD_FAILED, ("ninja: build stopped", "collect2: error: ld returned", "Error building extension", " failed with exit status ",
+                             " failed with exit code "),
+      r"ninja: build stopped: subcommand failed|collect2: error: ld returned \d{1,3} exit status|Error building extension '(?P<extension>[\w.-]{1,80})'"
+      r"|error: command '(?P<command>[^'\n]{1,200})' failed with exit (?:status|code) \d{1,3}",
+      "ninja src/build.cc \"ninja: build stopped: %s.\" (1.x); GCC collect2.cc \"ld returned %d exit status\"; pytorch/pytorch "
+      "torch/utils/cpp_extension.py _run_ninja_build: RuntimeError(\"Error building extension '{name}'\") (1.0-2.x); setuptools/distutils "
+      "spawn: \"error: command %r failed with exit status %d\" (distutils, setuptools < 59) and \"... failed with exit code %d\" (59+)"),
     # -- which framework ran -----------------------------------------------------------------------
     W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore"),
       r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore)\w{0,12} pid=",
@@ -325,6 +348,11 @@ WORDINGS: tuple[Wording, ...] = (
       "CPython Lib/subprocess.py CalledProcessError.__str__ \"Command '%s' returned non-zero exit status %d.\" (128 + 9), docker compose "
       "\"%s exited with code %d\", kubectl describe \"Exit Code:\\t%d\", JetBrains \"Process finished with exit code 137 (interrupted by "
       "signal 9: SIGKILL)\", GitHub Actions \"Process completed with exit code 137.\""),
+    W(Symptom.KILLED_BY_SIGNAL, ("signal 9: SIGKILL", "signal 9:SIGKILL", "<Signals.SIGKILL: 9>", "exit code -9", "code -9", "status -9"),
+      r"interrupted by signal 9: ?SIGKILL|died with <Signals\.SIGKILL: 9>|\b(?:exit|return|exited with) (?:code|status) -9\b",
+      "JetBrains IDEs \"Process finished with exit code 137 (interrupted by signal 9: SIGKILL)\"; CPython Lib/subprocess.py "
+      "CalledProcessError.__str__ \"Command '%s' died with %r.\" (repr <Signals.SIGKILL: 9>, 3.6+); Popen.returncode -9 as launchers "
+      "print it (\"exit code -9\")"),
     W(Symptom.USER_INTERRUPT, ("KeyboardInterrupt",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyboardInterrupt\b",
       "CPython: the exception line \"KeyboardInterrupt\" a Ctrl-C ends a traceback with (every 3.x)"),
     W(Symptom.USER_INTERRUPT, ("death signal, shutting down workers", "Received SIGINT", "^C"),
