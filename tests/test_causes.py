@@ -69,6 +69,10 @@ WORDS = [
     (Symptom.KILLED_BY_SIGNAL, "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)", "JetBrains IDE run console", {}),
     (Symptom.KILLED_BY_SIGNAL, "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
      "CPython 3.11 subprocess.CalledProcessError.__str__", {}),
+    (Symptom.HOST_UNRESOLVED, "[W1202 02:52:17.228834828 socket.cpp:764] [c10d] The IPv6 network addresses of (no-such-host.invalid, 29511) cannot be retrieved (gai error: -2 - Name or service not known).",
+     "recorded: corpus/cpu/tcpstore_host_unresolvable.log", {"host": "no-such-host.invalid", "port": 29511, "gai_error": -2}),
+    (Symptom.HOST_UNRESOLVED, "socket.gaierror: [Errno -3] Temporary failure in name resolution", "CPython 3.11 socketmodule.c set_gaierror",
+     {"gai_error": -3}),
     (Symptom.FRAMEWORK_SEEN, "(APIServer pid=1) INFO 08-13 08:22:59 [api_server.py:1090] vLLM API server version 0.10.1",
      "vllm-project/vllm 0.8+ process prefix", {"framework": "vllm"}),
     (Symptom.FRAMEWORK_SEEN, "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp", "NVIDIA/TensorRT-LLM TLLM_LOG tag", {"framework": "tensorrt-llm"}),
@@ -399,3 +403,17 @@ def test_a_recorded_hang_stopped_with_ctrl_c_is_a_hang_and_says_where_the_proces
     assert any(n.startswith("the stack dump at line") and "waiting in all_reduce" in n for n in top.notes)
     # the KeyboardInterrupt traceback is where the user stopped it, not what broke
     assert all(f.role == "context" for f in d.findings[1:] if f.generic)
+
+
+def test_a_host_that_does_not_resolve_explains_the_store_timeout_that_follows():
+    # corpus/cpu/tcpstore_host_unresolvable.log: MASTER_ADDR=no-such-host.invalid, torch 2.13.0 + gloo
+    d = diagnose_path(ROOT / "corpus" / "cpu" / "tcpstore_host_unresolvable.log")
+    top = d.findings[0]
+    assert top.signature == "rendezvous-host-unresolved" and "no-such-host.invalid" in top.title
+    timeout = [f for f in d.findings if f.signature == "torch-tcpstore-connect-timeout"]
+    assert timeout and all(f.role == "context" for f in timeout)
+    assert any("a consequence of rendezvous-host-unresolved" in n for n in timeout[0].notes)
+    # an address that resolves but where nothing listens is the connect timeout alone
+    refused = diagnose_text("[E1202 02:51:44.973357284 socket.cpp:1028] [c10d] The client socket has timed out after 4000ms "
+                            "while trying to connect to (127.0.0.1, 29511).\n")
+    assert refused.findings[0].signature == "torch-tcpstore-connect-timeout" and refused.findings[0].role == "root-cause"

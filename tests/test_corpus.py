@@ -29,6 +29,7 @@ EXPECTED = {
     "cpu/dataloader_worker_sigkill.log": "dataloader-worker-killed",
     "cpu/shell_foreground_sigkill.log": "host-process-sigkill",
     "cpu/gloo_hang_ctrl_c.log": "run-stalled-without-error",
+    "cpu/tcpstore_host_unresolvable.log": "rendezvous-host-unresolved",
     "cpu/ddp_unused_parameters.log": "torch-ddp-unused-parameters",
     "cpu/ddp_detail_segv_torchrun.log": "torchrun-worker-sigsegv",
     "cpu/ddp_detail_segv_torchrun_faulthandler.log": "python-fatal-signal",

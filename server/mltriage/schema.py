@@ -152,6 +152,11 @@ class Cause(_Strict):
         description="Signatures that already name this cause, or a more specific form of it: where one fired in the same input "
         "as the cause's evidence, the cause stays silent.",
     )
+    explains: list[str] = Field(
+        default_factory=list,
+        description="Signatures whose error findings in the same input are consequences this cause explains: they become "
+        "context (a TCPStore timeout that follows a host name that cannot be resolved).",
+    )
     outranks: bool = Field(
         default=False,
         description="Its finding leads: error findings on its evidence lines become context explained by it "

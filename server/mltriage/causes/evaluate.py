@@ -135,6 +135,13 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
         finding.severity = "warning"
         finding.notes.insert(0, f"the log ends {stop.where} with no error: if the run was still going when this was "
                                 "copied, this is not a failure; if it hung here, this is the first thing to check")
+    explained = set((rule.cause or {}).get("explains") or [])
+    if explained:
+        sources = {o.source for o in seen}
+        for f in findings:
+            if f.is_error and f.role == "root-cause" and f.signature in explained and f.source in sources:
+                f.role = "context"
+                f.notes.append(f"a consequence of {rule.id}: {rule.title}")
     if (rule.cause or {}).get("outranks"):
         lines = {(o.source, o.line) for o in seen}
         for f in findings:

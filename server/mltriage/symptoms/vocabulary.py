@@ -50,6 +50,8 @@ class Symptom(StrEnum):
     NVCC_ARCH_UNSUPPORTED = "nvcc-arch-unsupported"  # the CUDA compiler does not know the GPU architecture asked for (facts: arch)
     CUDA_HEADER_MISSING = "cuda-header-missing"  # a compile could not find a CUDA toolkit header (facts: header)
     BUILD_FAILED = "build-failed"  # a C++/CUDA build step failed (ninja, setuptools, the linker, cpp_extension)
+    # the network a run meets
+    HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
@@ -96,7 +98,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework,
+    "count": _count, "framework": _framework, "gai_error": _int, "port": _int,
 }
 
 
@@ -215,6 +217,18 @@ WORDINGS: tuple[Wording, ...] = (
       "ninja src/build.cc \"ninja: build stopped: %s.\" (1.x); GCC collect2.cc \"ld returned %d exit status\"; pytorch/pytorch "
       "torch/utils/cpp_extension.py _run_ninja_build: RuntimeError(\"Error building extension '{name}'\") (1.0-2.x); setuptools/distutils "
       "spawn: \"error: command %r failed with exit status %d\" (distutils, setuptools < 59) and \"... failed with exit code %d\" (59+)"),
+    # -- the network --------------------------------------------------------------------------------
+    W(Symptom.HOST_UNRESOLVED, ("network addresses of (",),
+      r"The (?:IPv[46] )?network addresses of \((?P<host>[^,\s()]{1,255}), (?P<port>\d{1,5})\) cannot be retrieved \(gai error: "
+      r"(?P<gai_error>-?\d{1,3}) - (?P<reason>[^)\n]{1,80})\)",
+      "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (1.10-2.x): \"The {}network addresses of ({}, {}) cannot be retrieved "
+      "(gai error: {} - {}).\" (recorded: corpus/cpu/tcpstore_host_unresolvable.log, torch 2.13.0)"),
+    W(Symptom.HOST_UNRESOLVED, ("gaierror: [Errno -2]", "gaierror: [Errno -3]", "gaierror: [Errno -5]", "gaierror: [Errno 8]",
+                                "gaierror: [Errno 11001]"),
+      r"gaierror: \[Errno (?P<gai_error>-?\d{1,5})\] (?P<reason>Name or service not known|Temporary failure in name resolution|"
+      r"No address associated with hostname|nodename nor servname provided, or not known|getaddrinfo failed)",
+      "CPython Modules/socketmodule.c set_gaierror: socket.gaierror(error, gai_strerror(error)), str \"[Errno %d] %s\" (glibc EAI_NONAME -2 "
+      "\"Name or service not known\", EAI_AGAIN -3; macOS 8 \"nodename nor servname provided, or not known\"; Windows 11001)"),
     # -- which framework ran -----------------------------------------------------------------------
     W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore"),
       r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore)\w{0,12} pid=",

@@ -1,0 +1,1 @@
+python zoo/cpu_raw/tcpstore_host_unresolvable.py
