@@ -94,6 +94,12 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(held, [f"the run is {name}"] if held else [])
     if name == "p2p-disabled":
         return Judged(run.env.get("NCCL_P2P_DISABLE") == "1", [])
+    if name == "nccl-versions-differ":
+        # one job, two NCCL releases (major.minor): the ranks do not speak the same protocol
+        releases = {".".join(v.split(".")[:2]): fact for v, fact in run.nccl_versions.items()}
+        facts = list(releases.values())
+        return Judged(len(releases) > 1, [f"the log shows {len(releases)} NCCL releases: " + ", ".join(f.cited() for f in facts)]
+                      if len(releases) > 1 else [], tuple(f.text for f in facts))
     if name == "no-error":
         return Judged(not any(f.is_error for f in findings), [])
     raise ValueError(f"unknown cause condition {name!r}")

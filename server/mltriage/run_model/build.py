@@ -104,8 +104,9 @@ def _frameworks(model: RunModel, observations: Observations, run: RunFacts) -> N
     for obs in observations.of(Symptom.COMM_INIT_STARTED):
         version = obs.facts.get("nccl_version")
         if isinstance(version, str):
-            model.nccl_version = version
-            break
+            model.nccl_version = model.nccl_version or version
+            if "NCCL version" in obs.text:  # the library's own banner (a framework's copy, vLLM's pynccl, may differ on purpose)
+                model.nccl_versions.setdefault(version, Fact(f"NCCL {version} ({obs.source})", obs.line, obs.text))
     if first is not None or observations.has(Symptom.CHANNELS_SET_UP):
         model.frameworks.add(Framework.NCCL)
     if run.has("bench_started"):

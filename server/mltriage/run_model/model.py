@@ -134,6 +134,8 @@ class Dump:
 class RunModel:
     frameworks: set[Framework] = field(default_factory=set)
     nccl_version: str | None = None
+    # every NCCL release the log shows (first line of each): two of them in one job is a version skew
+    nccl_versions: dict[str, Fact] = field(default_factory=dict)
     gpus: Gpus = field(default_factory=Gpus)
     transports: set[Transport] = field(default_factory=set)
     env: dict[str, str] = field(default_factory=dict)  # variables the run set, as the log reports them
@@ -158,6 +160,7 @@ class RunModel:
         return {
             "frameworks": sorted(self.frameworks),
             "nccl_version": self.nccl_version,
+            "nccl_versions": sorted(self.nccl_versions),
             "gpus": {"count": self.gpus.count, "models": list(self.gpus.models), "interconnect": self.gpus.interconnect.value},
             "transports": sorted(t.value for t in self.transports),
             "env": dict(self.env),
