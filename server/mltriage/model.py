@@ -252,6 +252,9 @@ class Diagnosis:
         return self.findings[i] if i is not None and 0 <= i < len(self.findings) else None
 
     def to_json(self) -> dict[str, Any]:
+        from mltriage.masking import ensure_masked  # lazily: masking loads its rules on first use
+
+        ensure_masked(self)  # no export of a diagnosis that was not masked
         return {
             "schema": SCHEMA,
             "status": self.status,
