@@ -66,7 +66,7 @@ RULES_DIR = Path(__file__).with_name("secret_rules")
 # gitleaks' keyword-context rules start with an optional, uncaptured left context; a backtracking
 # engine would try it at every offset, so it is dropped and restored only where an allowlist reads it
 _LAZY_LEFT_CONTEXT = r"(?i)[\w.-]{0,50}?"
-# gitleaks ends 151 rules with this: a token followed by a quote, a space, `;`, an escape or the end.
+# gitleaks ends some 150 rules with this: a token followed by a quote, a space, `;`, an escape or the end.
 # Logs also print one before `,` `.` `:` `)` `]` `}` `>` `/` `&` `|` (`(key=AIza...)`, a path, a
 # URL): those end it too here.
 _GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
