@@ -115,6 +115,83 @@ def _forms() -> list[Form]:
     add("npm-token", f"npm {tok}", tok)
     pw = _rand(ALNUM, 15)
     add("curl-user", f"curl -u trainer:{pw} https://artifacts.internal/upload", pw)
+
+    # -- issue 22: forms found by context (an assignment, a flag that takes a password, a URL's
+    # userinfo or query, a header, a Python repr) and token shapes of further issuers
+    key = "rk_live_" + _rand(ALNUM, 99)  # Stripe: restricted keys rk_live_, webhook signing secrets whsec_
+    add("stripe-restricted-key", f"stripe client ready ({key})", key)
+    secret = "whsec_" + _rand(ALNUM, 32)
+    add("stripe-webhook-secret", f"verifying webhook with {secret},", secret)
+    pw = _rand(ALNUM, 5) + "@" + _rand(ALNUM, 6) + "@" + _rand(ALNUM, 4)
+    add("url-password-with-at", f"postgresql://trainer:{pw}@db.internal:5432/runs", pw)
+    pw = _rand(ALNUM, 16)
+    add("mysql-attached-password", f"mysql -h db.internal -u root -p{pw} runs", pw)
+    pw = _rand(ALNUM, 16)
+    add("sshpass", f"sshpass -p {pw} ssh trainer@node-2 nvidia-smi", pw)
+    pw = _rand(ALNUM, 16)
+    add("docker-login-p", f"docker login -u ci-bot -p {pw} registry.internal:5000", pw)
+    pw = _rand(ALNUM, 16)
+    add("openssl-passin", f"openssl pkcs12 -in client.p12 -passin pass:{pw} -nokeys", pw)
+    pw = _rand(ALNUM, 16)
+    add("netrc-line", f"machine huggingface.co login trainer password {pw}", pw)
+    pw = _rand(ALNUM, 16)
+    add("fullwidth-colon", f"数据库 password：{pw}", pw)
+    tok = _rand(ALNUM, 24)
+    add("fullwidth-equals", f"api_token＝{tok}", tok)
+    pw = _rand(ALNUM, 16)
+    add("json-escaped-quotes", f'{{"config": "{{\\"db_password\\": \\"{pw}\\", \\"port\\": 5432}}"}}', pw)
+    tok = _rand(URLSAFE, 32)
+    add("json-escaped-bearer", f'"{{\\"Authorization\\": \\"Bearer {tok}\\"}}"', tok)
+    pw = _rand(ALNUM, 16)
+    add("url-query-password", f"GET https://api.internal/v1/login?user=trainer&password={pw}&next=/runs", pw)
+    pw = _rand(ALNUM, 16)
+    add("requests-auth-tuple", f"requests.get(url, auth=('trainer', '{pw}'), timeout=30)", pw)
+    pw = _rand(ALNUM, 16)
+    add("requests-basic-auth", f"HTTPBasicAuth('trainer', '{pw}')", pw)
+    # CPython's traceback with capture_locals=True prints each local as `    name = repr(value)`
+    # (Lib/traceback.py, StackSummary.format_frame_summary, v3.11.0)
+    pw = _rand(ALNUM, 16)
+    add("locals-password", f"    db_password = '{pw}'", pw)
+    key = _rand(ALNUM, 32)
+    add("locals-bytes-key", f"    signing_key = b'{key}'", key)
+    pw = _rand(ALNUM, 16)
+    add("locals-dict", f"    creds = {{'user': 'trainer', 'password': '{pw}'}}", pw)
+    pw = _rand(ALNUM, 16)
+    add("locals-auth-tuple", f"    auth = ('trainer', '{pw}')", pw)
+    sig = _rand(ALNUM + "%", 43) + "%3D"  # Azure SAS: sig is the URL-encoded base64 HMAC
+    add("azure-sas-sig", "https://acct.blob.core.windows.net/ckpt/model.bin?sv=2022-11-02&ss=b&srt=o&sp=r"
+        f"&se=2026-12-01T00:00:00Z&sig={sig}", sig)
+    key_id = "AKIA" + _rand("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+    sig = _rand(HEX, 64)  # AWS SigV4 presigned URL (X-Amz-Signature: 64 hex digits)
+    add("aws-presigned-url", f"https://ckpt.s3.us-east-1.amazonaws.com/step-900.pt?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+        f"&X-Amz-Credential={key_id}%2F20261201%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261201T000000Z"
+        f"&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature={sig}", key_id, sig)
+    tok = _rand(B64, 300)
+    add("aws-session-token", f"AWS_SESSION_TOKEN={tok}", tok)
+    key = _rand(B64, 86) + "=="
+    add("azure-connection-string", f"DefaultEndpointsProtocol=https;AccountName=ckpts;AccountKey={key};EndpointSuffix=core.windows.net", key)
+    tok = "dapi" + _rand(HEX, 32)
+    add("databricks-token", f"databricks workspace client ({tok})", tok)
+    tok = "hvs." + _rand(URLSAFE, 91)
+    add("vault-token", f"vault renewed {tok}.", tok)
+    tok = "r8_" + _rand(ALNUM, 37)
+    add("replicate-token", f"replicate client {tok},", tok)
+    sid, csrf = _rand(ALNUM, 32), _rand(ALNUM, 32)
+    add("cookie-header", f"Cookie: sessionid={sid}; csrftoken={csrf}", sid, csrf)
+    sess = _rand(URLSAFE, 40)
+    add("set-cookie-header", f"Set-Cookie: session={sess}; Path=/; HttpOnly", sess)
+    tok = f"{_rand(string.digits, 10)}:AA{_rand(URLSAFE, 33)}"
+    add("telegram-bot-token", f"POST https://api.telegram.org/bot{tok}/sendMessage", tok)
+    dsn_key = _rand(HEX, 32)
+    add("sentry-dsn", f'sentry_sdk.init(dsn="https://{dsn_key}@o450123.ingest.sentry.io/4504123")', dsn_key)
+    tok = "hf_" + _rand(string.ascii_letters, 34)
+    add("hf-token-assignment", f"HF_TOKEN={tok}", tok)
+    key = _rand(ALNUM, 32)
+    add("x-api-key-header", f"X-Api-Key: {key}", key)
+    key = _rand(HEX, 32)
+    add("kaggle-json", f'{{"username": "trainer", "key": "{key}"}}', key)
+    pw = _rand(ALNUM, 16)
+    add("openssl-passout", f"openssl req -x509 -newkey rsa:2048 -passout pass:{pw} -keyout key.pem", pw)
     return forms
 
 
@@ -236,6 +313,56 @@ def env_dump_log(forms) -> str:
     return "".join(out)
 
 
+def chained_traceback_log(forms=FORMS) -> str:
+    """The secret in the first exception of a chain; CPython prints the cause, then "The above
+    exception was the direct cause of the following exception:" (Lib/traceback.py, _cause_message,
+    v3.11.0), then the exception raised from it."""
+    out = []
+    for n, f in enumerate(forms):
+        p = f"[rank{n}]:"
+        first = _traceback(n, "return pool.connect(cfg)", f"ValueError: {marker(n)} bad credentials: {f.text}")
+        out.append(first + f"{p}\n{p}The above exception was the direct cause of the following exception:\n{p}\n"
+                   + _traceback(n, "raise RuntimeError('store unreachable') from exc", "RuntimeError: store unreachable"))
+    return "".join(out)
+
+
+def torchrun_error_file_log(forms=FORMS) -> str:
+    """torchrun's failure summary naming each worker's error file (`error_file:`), the secret in its path."""
+    entries = []
+    for n, f in enumerate(forms):
+        entries.append(
+            f"[{n}]:\n"
+            f"  time      : 2026-12-01_10:00:{n:02d}\n"
+            f"  host      : node-{n}.cluster\n"
+            f"  rank      : {n} (local_rank: {n % 8})\n"
+            f"  exitcode  : 1 (pid: {4000 + n})\n"
+            f"  error_file: /tmp/torchelastic_{marker(n)}/{f.text}/attempt_0/{n}/error.json\n"
+            f"  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+        )
+    return ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            "============================================================\n"
+            "train.py FAILED\n"
+            "------------------------------------------------------------\n"
+            "Failures:\n" + "".join(entries[1:]) +
+            "------------------------------------------------------------\n"
+            "Root Cause (first observed failure):\n" + entries[0] +
+            "============================================================\n")
+
+
+# vLLM's P2P self-test failure (signatures/vllm/vllm-p2p-access-test-crashed.toml, built from
+# vllm-project/vllm v0.8.5 vllm/distributed/device_communicators/custom_all_reduce_utils.py): its fix
+# adds --disable-custom-all-reduce, so the report quotes the log's own `vllm serve` command back with it
+P2P_TEST_FAILED = "RuntimeError: Error happened when batch testing peer-to-peer access from (0, 0, 1, 1) to (0, 1, 0, 1):"
+
+
+def launch_command_log(forms=FORMS) -> str:
+    """The shell prompt echoing `vllm serve ...` with the secret among its arguments (and the tag
+    beside it), then vLLM's P2P test failure: the fix's relaunch command repeats the whole line."""
+    form = forms[0]  # one command per log: the report quotes the first one the log shows
+    return (f"user@node-0:~/serve$ vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --served-model-name {marker(0)} "
+            f"{form.text}\n{P2P_TEST_FAILED}\n")
+
+
 CARRIERS = {
     "error-line": error_line_log,
     "exception-message": exception_message_log,
@@ -243,4 +370,29 @@ CARRIERS = {
     "torchrun-summary": torchrun_summary_log,
     "2048-char-line": long_line_log,
     "500-char-exception-message": exception_edge_log,
+    "chained-traceback": chained_traceback_log,
+    "torchrun-error-file-path": torchrun_error_file_log,
+    "launch-command": launch_command_log,
 }
+
+
+# torchrun's error file, as torch.distributed.elastic writes it (ErrorHandler.record_exception,
+# torch/distributed/elastic/multiprocessing/errors/error_handler.py, torch 2.13.0): made by the real
+# handler in a subprocess (tests/test_masking.py), the secret in the exception's message
+RECORD_ERRORS = """
+import json, os, sys
+from torch.distributed.elastic.multiprocessing.errors import ErrorHandler
+texts = json.loads(sys.stdin.read())
+for n, text in enumerate(texts):
+    path = os.path.join(sys.argv[1], str(n), "error.json")
+    os.makedirs(os.path.dirname(path))
+    os.environ["TORCHELASTIC_ERROR_FILE"] = path
+    try:
+        raise ValueError(text)
+    except ValueError as exc:
+        ErrorHandler().record_exception(exc)
+"""
+
+
+def error_json_messages(forms=FORMS) -> list[str]:
+    return [f"{marker(n)} bad credentials: {f.text}" for n, f in enumerate(forms)]

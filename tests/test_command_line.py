@@ -78,8 +78,9 @@ def test_script_with_continuation_lines_and_two_invocations():
 
 
 def test_value_is_quoted_for_the_shell():
+    # a `$(` the signature library does not compute itself is text, never run (issue 22)
     flag = LaunchFlag("torchrun", "--rdzv-endpoint", "$(hostname):29500", "x" * 5)
-    assert with_flags("torchrun t.py", [flag]) == 'torchrun --rdzv-endpoint "$(hostname):29500" t.py'
+    assert with_flags("torchrun t.py", [flag]) == "torchrun --rdzv-endpoint '$(hostname):29500' t.py"
     spaced = LaunchFlag("vllm serve", "--served-model-name", "my model", "x" * 5)
     new = with_flags("vllm serve m", [spaced])
     assert shlex.split(new) == ["vllm", "serve", "m", "--served-model-name", "my model"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mltriage.engine import diagnose_path, diagnose_text
+from mltriage.library import load_library
 from mltriage.model import Fix, export_line
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +37,10 @@ def test_export_line_quotes_for_the_shell():
     assert export_line("NCCL_P2P_DISABLE", "1") == "export NCCL_P2P_DISABLE=1"
     # unquoted, the shell would run `10.0+PTX` as a command
     assert export_line("TORCH_CUDA_ARCH_LIST", "9.0;10.0+PTX") == "export TORCH_CUDA_ARCH_LIST='9.0;10.0+PTX'"
-    computed = "$(ip -o -4 route show to default | awk '{print $5}')"
+    # a value the library computes stays a command substitution; any other `$(` is text (issue 22)
+    computed = load_library().get("nccl-no-socket-interface").fix_env["NCCL_SOCKET_IFNAME"]
     assert export_line("NCCL_SOCKET_IFNAME", computed) == f'export NCCL_SOCKET_IFNAME="{computed}"'
+    assert export_line("NCCL_SOCKET_IFNAME", "$(hostname)") == "export NCCL_SOCKET_IFNAME='$(hostname)'"
     assert Fix(env={"A": "1", "B": "x y"}).exports() == ["export A=1", "export B='x y'"]
 
 

@@ -6,6 +6,8 @@ The language server's outputs are checked over real stdio in tests/lsp/test_mask
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -13,8 +15,18 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from masking_corpus import CARRIERS, FORMS, command_echo_log, env_dump_log, leaks, marker
-from mltriage.engine import diagnose_text
+from masking_corpus import (
+    CARRIERS,
+    FORMS,
+    P2P_TEST_FAILED,
+    RECORD_ERRORS,
+    command_echo_log,
+    env_dump_log,
+    error_json_messages,
+    leaks,
+    marker,
+)
+from mltriage.engine import diagnose_path, diagnose_text
 from mltriage.masking import (
     MASK,
     RULES_DIR,
@@ -23,6 +35,7 @@ from mltriage.masking import (
     load_rules,
     mask_diagnosis,
     mask_secrets,
+    rule_set,
     stale_adaptations,
 )
 from mltriage.model import Diagnosis, Finding, Fix
@@ -99,6 +112,68 @@ def test_healthy_recorded_logs_are_left_alone():
     assert len(changed) <= len(lines) // 500, changed[:5]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tokenizer.pad_token = tokenizer.eos_token",  # a tokenizer's special tokens, not credentials
+        "Give the tokenizer a pad token: reuse EOS",
+        "{'pad_token': '[PAD]', 'eos_token': '</s>', 'bos_token': '<s>'}",
+        "input_token_len: 4096 max_tokens=512 token_type: bearer",
+        "password_file=/run/secrets/db secret_name=hf-token token_url=https://auth.internal/token",
+        "export HF_TOKEN=<your token>  # placeholders and references are no secrets",
+        "HF_TOKEN=$HF_TOKEN vllm serve --hf-token ${HF_TOKEN}",
+        "DDP saw a parameter ready twice in one backward pass: almost always reentrant checkpointing",
+        "https://user@host:8080/path and git@github.com:org/repo.git",
+        "password: [REDACTED]  token=*** api_key=None",
+    ],
+)
+def test_ml_words_placeholders_and_references_stay(text):
+    assert mask_secrets(text) == text
+
+
+def test_no_signature_s_own_words_look_like_a_secret():
+    """The rules run on every text of a diagnosis, the sentences filled in from signatures too (they
+    quote the log's command): what a signature itself says must come through whole."""
+    from mltriage.engine.findings import render_rule_text
+    from mltriage.library import load_library
+    from mltriage.model import export_line
+
+    library = load_library()
+    changed = []
+    for rule in map(library.get, library.rules):
+        title, summary, fix, verify = render_rule_text(rule, {})
+        texts = [rule.title, rule.summary, rule.mechanism_gist, title, summary, fix.summary, verify, *fix.steps, *fix.commands,
+                 *(export_line(k, v) for k, v in rule.fix_env.items()), *(f"{f.argument} {f.why}" for f in fix.flags)]
+        changed += [(rule.id, t) for t in texts if mask_secrets(t) != t]
+    assert len(library.rules) > 150
+    assert changed == []
+
+
+# Text that looks like a secret at every few characters and is exempt as one (a value gitleaks'
+# allowlists let through, a placeholder, a tokenizer name): the masker examines every match.
+NEAR_SECRETS = ["secret=true123456789 ", "api_key=abcdefghijkl1234 ", "token: 1234567890abcdefXYZ\n",
+                "password=${DB_PASSWORD} ", "TOKEN", "token=", "--password ", "://a:b@"]
+
+
+@pytest.mark.parametrize("unit", NEAR_SECRETS)
+def test_masking_work_grows_linearly_with_the_text(unit):
+    """The characters the masker's searches read, counted (not timed): 4 times the text, at most 4.4
+    times the work, and a bounded number of reads per character. Before, each match rescanned its
+    line from the start (the left context) and re-read the whole line (line allowlists): 64 KB
+    of such text took 10 s."""
+    rules = rule_set()
+    work = []
+    for n in (2_000, 8_000):
+        text = unit * (n // len(unit))
+        mask_secrets(text[:200])  # rules compiled before counting
+        before = rules.work
+        masked = mask_secrets(text)
+        work.append(rules.work - before)
+        assert masked != WITHHELD
+        assert work[-1] <= 120 * len(text), (unit, work[-1] / len(text))
+    assert work[1] <= 4.4 * work[0], (unit, work)
+
+
 def test_masking_is_idempotent():
     once = mask_secrets("\n".join(f.text for f in FORMS))
     assert mask_secrets(once) == once
@@ -161,7 +236,8 @@ def test_a_secret_found_once_is_masked_where_its_context_is_gone():
 # (carrier, output) pairs whose output does not carry that part of a log: text and SARIF show no
 # torchrun summary entries and cut evidence at 300 characters, so the marker cannot show there
 _NOT_SHOWN = {("torchrun-summary", "human"), ("torchrun-summary", "sarif"), ("2048-char-line", "human"),
-              ("2048-char-line", "sarif")}
+              ("2048-char-line", "sarif"), ("torchrun-error-file-path", "human"), ("torchrun-error-file-path", "sarif"),
+              ("chained-traceback", "sarif")}  # SARIF's message is the last exception's, not its cause's
 
 
 @pytest.mark.parametrize("carrier", list(CARRIERS))
@@ -180,6 +256,60 @@ def test_command_echo_is_masked_where_the_fix_quotes_the_command():
         for output, text in _outputs(command_echo_log(form)).items():
             assert marker(0) in text, (form.name, output)
             assert leaks(text, [form]) == [], (form.name, output)
+
+
+def test_a_launch_command_s_token_is_masked_in_the_relaunch_command():
+    """Issue 22: `HF_TOKEN=hf_... vllm serve ...` came back whole in the suggested relaunch command."""
+    token = next(f for f in FORMS if f.name == "hf-token-assignment").secrets[0]
+    log = f"user@node-0:~$ HF_TOKEN={token} vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2\n{P2P_TEST_FAILED}\n"
+    d = diagnose_text(log, source="/logs/serve.log")
+    relaunch = d.root_cause.fix.relaunch
+    assert relaunch == f"HF_TOKEN={MASK} vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --disable-custom-all-reduce"
+    for output, text in _outputs(log).items():
+        assert "--disable-custom-all-reduce" in text and token[:12] not in text, output
+
+
+def test_a_secret_in_a_signature_s_sentence_is_masked_by_its_context():
+    """The engine fills the log's command into fix steps, verify and relaunch: each is searched
+    with the rules, not only cleared of secrets found elsewhere (a secret the evidence does not show)."""
+    finding = Finding(signature="x", title="t", category="program", severity="error", role="root-cause", rank=0, host=None,
+                      source="a.log", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=["boom"], facts={},
+                      root_cause="r", fix=Fix(steps=["rerun `mysql -u root -pZq8vR2mK7pLx4wNs runs`"],
+                                              relaunch="sshpass -p Zq8vR2mK7pLx4wNt ssh n1 torchrun train.py"),
+                      verify="DB_PASSWORD=Zq8vR2mK7pLx4wNu python train.py", confidence=1.0)
+    d = Diagnosis(findings=[finding], sources=["a.log"])
+    for text in (json.dumps(d.to_json()), render_text(d), json.dumps(render_sarif(d))):
+        assert "Zq8vR2mK" not in text
+
+
+@pytest.fixture(scope="module")
+def error_files(tmp_path_factory) -> Path:
+    """One directory of torchrun error files, one per form, written by torch's own ErrorHandler."""
+    pytest.importorskip("torch.distributed.elastic.multiprocessing.errors")
+    root = tmp_path_factory.mktemp("errors")
+    subprocess.run([sys.executable, "-c", RECORD_ERRORS, str(root)], input=json.dumps(error_json_messages()).encode(),
+                   check=True, timeout=240, capture_output=True)
+    assert len(list(root.rglob("error.json"))) == len(FORMS)
+    return root
+
+
+def test_each_form_in_a_torchrun_error_file_is_masked_in_text_json_and_sarif(error_files):
+    for n, form in enumerate(FORMS):
+        d = diagnose_path(error_files / str(n) / "error.json")
+        outputs = {"json": json.dumps(d.to_json()), "human": render_text(d), "sarif": json.dumps(render_sarif(d))}
+        for output, text in outputs.items():
+            assert marker(n) in text, (form.name, output, "the error file's message never reached the output")
+            assert leaks(text, [form]) == [], (form.name, output)
+
+
+def test_names_of_inputs_passed_over_are_masked(tmp_path):
+    """What the reader skips (a binary, a FIFO) is listed after the logs are read: it is masked too."""
+    token = next(f for f in FORMS if f.name == "hf-token-assignment").secrets[0]
+    (tmp_path / "rank0.log").write_text("[rank0]:RuntimeError: boom\n")
+    (tmp_path / f"HF_TOKEN={token}.bin").write_bytes(bytes(range(256)) * 64)
+    d = diagnose_path(tmp_path)
+    assert d.skipped, "the binary was not listed"
+    assert token[:12] not in json.dumps(d.to_json())
 
 
 def test_env_dump_is_masked_where_the_stall_note_quotes_it():

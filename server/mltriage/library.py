@@ -196,6 +196,14 @@ class Library:
             return Signature.model_validate(tomllib.load(fh))
 
     @cached_property
+    def computed_values(self) -> frozenset[str]:
+        """The export and flag values signatures compute with a command substitution (``$(...)``),
+        as written (no fact filled in): the only values model.shell_value lets the shell run."""
+        values = [v for rule in self.rules.values() for v in (*rule.fix_env.values(),
+                  *(f["value"] for f in rule.fix_flags if f["value"]))]
+        return frozenset(v for v in values if "$(" in v and not regex.search(r"\{\w+\}", v))
+
+    @cached_property
     def trigger_index(self) -> dict[str, list[Rule]]:
         index: dict[str, list[Rule]] = {}
         for rule in self.rules.values():

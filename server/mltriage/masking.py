@@ -11,16 +11,27 @@ scan finds them all), only the secret group is masked, and entropy, allowlists a
 exempt what is not a secret. Every search has a timeout; a text whose search timed out is withheld
 whole, never shown unmasked.
 
-Where it happens (the one place): ``mask_diagnosis`` runs once on every ``Diagnosis`` as the
-engine hands it out, so the CLI's text, JSON and SARIF and every language-server answer are made
-from masked data. Log text the engine cuts to a length while it reads goes through ``clip``,
-which never cuts inside a token (a secret cut at the edge would no longer look like one).
+Secrets are found by their context (an assignment, a flag that takes a password, a URL's userinfo
+or query, a header, a Python repr; mltriage.toml) and by their shape (gitleaks' rules and ours).
+
+Where it happens (the one boundary): ``mask_diagnosis`` masks every field of a ``Diagnosis``, the
+sentences filled in from signatures included (they quote the log's launch command), once all of
+it is in: the engine runs it as it hands a diagnosis out, and every output (``Diagnosis.to_json``,
+hence the JSON, the editor's view; ``render_text``; ``render_sarif``) passes ``ensure_masked``
+first, so a diagnosis made anywhere else cannot be shown unmasked either. Log text the engine
+cuts to a length while it reads goes through ``clip``, which never cuts inside a token (a secret
+cut at the edge would no longer look like one).
+
+The work is linear in the text: each rule's search reads it once, and what a match costs beyond
+that is bounded (its secret, its match, 50 characters of left context; its line once per scan,
+not once per match). ``RuleSet.work`` counts the characters read, for tests.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import hashlib
 import json
 import math
@@ -37,7 +48,16 @@ import regex
 
 MASK = "****"
 WITHHELD = "**** (text withheld: secret masking timed out on it)"
-SEARCH_TIMEOUT_S = 0.05  # per rule and text; rules are linear, this only guards against a bad update
+# Every search has a timeout, which only guards against a rule that backtracks (a bad update): it
+# grows with the text, at 1 s per MB, 20 times slower than any linear rule runs on a busy machine,
+# so that what is masked or withheld never depends on the machine's speed.
+SEARCH_TIMEOUT_S = 0.05
+SEARCH_TIMEOUT_PER_CHAR_S = 1e-6
+
+
+def search_timeout(text: str) -> float:
+    return SEARCH_TIMEOUT_S + len(text) * SEARCH_TIMEOUT_PER_CHAR_S
+
 MIN_TEXT = 8  # shorter texts cannot hold a secret worth masking (and cost nothing to skip)
 MIN_KNOWN_SECRET = 6  # a secret found once is masked wherever else it occurs, if at least this long
 MIN_FRAGMENT = 8  # ... and in facts, any piece of it this long (a pattern's bound may have cut it)
@@ -46,6 +66,12 @@ RULES_DIR = Path(__file__).with_name("secret_rules")
 # gitleaks' keyword-context rules start with an optional, uncaptured left context; a backtracking
 # engine would try it at every offset, so it is dropped and restored only where an allowlist reads it
 _LAZY_LEFT_CONTEXT = r"(?i)[\w.-]{0,50}?"
+# gitleaks ends some 150 rules with this: a token followed by a quote, a space, `;`, an escape or the end.
+# Logs also print one before `,` `.` `:` `)` `]` `}` `>` `/` `&` `|` (`(key=AIza...)`, a path, a
+# URL): those end it too here.
+_GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+_LOG_END = r"""(?:[\x60'"\s;,.:)\]}>/&|]|\\[nr]|$)"""
+_LEFT_CONTEXT_MAX = 50
 _LEFT_CONTEXT_CHARS = regex.compile(r"[\w.-]{0,50}$")
 
 
@@ -79,12 +105,13 @@ def _random_shape(secret: str) -> bool:
 _CHECKS = {"basic-credentials": _basic_credentials, "random": _random_shape}
 
 
-@dataclass
+@dataclass(eq=False)  # identity: a line's verdict is remembered per allowlist
 class Allowlist:
     target: str = "secret"  # what the regexes read: the secret, the whole match, or the line
     regexes: tuple[str, ...] = ()
     stopwords: tuple[str, ...] = ()
     condition: str = "OR"
+    never: bool = False  # it also needs a file path to match (condition AND): log text has none
 
     @cached_property
     def compiled(self) -> regex.Pattern[str]:
@@ -99,25 +126,66 @@ class Allowlist:
 
         return make_prefilter(list(self.stopwords), cache_dir(), single_match=True)
 
-    def allows(self, secret: str, match: str, line: str) -> bool:
-        target = {"match": match, "line": line}.get(self.target, secret)
+    def allows(self, secret: str, match: str, line: tuple[int, int], scan: _Scan) -> bool:
+        if self.never:
+            return False
         checks = []
         if self.regexes:
-            checks.append(self.compiled.search(target, timeout=SEARCH_TIMEOUT_S) is not None)
+            checks.append(scan.line_allowed(self, line) if self.target == "line"
+                          else self._regex_allows(match if self.target == "match" else secret, scan))
         if self.stopwords:
+            scan.work += len(secret)
             checks.append(bool(self._stopwords.matches(secret.lower().encode("utf-8", "surrogatepass"))))
         if not checks:
             return False
         return all(checks) if self.condition == "AND" else any(checks)
 
+    def _regex_allows(self, target: str, scan: _Scan) -> bool:
+        scan.work += len(target)
+        return self.compiled.search(target, timeout=search_timeout(target)) is not None
+
     @classmethod
     def from_toml(cls, table: dict[str, Any]) -> Allowlist:
+        condition = table.get("condition", "OR").upper()
         return cls(
             target=table.get("regexTarget", "secret"),
             regexes=tuple(table.get("regexes", ())),
             stopwords=tuple(w.lower() for w in table.get("stopwords", ())),
-            condition=table.get("condition", "OR").upper(),
+            condition=condition,
+            never=bool(table.get("paths")) and condition == "AND",
         )
+
+
+class _Scan:
+    """One text being scanned: where its lines are (found once, not per match), each line's
+    allowlist verdicts (a 64 KB line with 3,000 matches is read once per allowlist, not 3,000
+    times), and ``work``, the characters the searches read, for tests that the work is linear."""
+
+    __slots__ = ("text", "work", "_newlines", "_verdicts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.work = 0
+        self._newlines: list[int] | None = None
+        self._verdicts: dict[tuple[int, int, int], bool] = {}
+
+    def line_of(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the line(s) holding ``text[start:end]``."""
+        if self._newlines is None:
+            self.work += len(self.text)
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        newlines = self._newlines
+        i = bisect.bisect_left(newlines, start)
+        line_start = newlines[i - 1] + 1 if i else 0
+        j = bisect.bisect_left(newlines, end, i)
+        return line_start, newlines[j] if j < len(newlines) else len(self.text)
+
+    def line_allowed(self, allowlist: Allowlist, line: tuple[int, int]) -> bool:
+        key = (id(allowlist), *line)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._verdicts[key] = allowlist._regex_allows(self.text[line[0]:line[1]], self)
+        return verdict
 
 
 @dataclass(eq=False)  # identity: rules are collected in dicts
@@ -141,6 +209,7 @@ class SecretRule:
         source = table.get("regex")
         if not source or table.get("path"):
             return None  # a file-name rule (or no regex at all): nothing to find in log text
+        source = source.replace(_GITLEAKS_END, _LOG_END)
         left_context = source.startswith(_LAZY_LEFT_CONTEXT)
         if left_context:
             source = "(?i)" + source[len(_LAZY_LEFT_CONTEXT):]
@@ -159,16 +228,23 @@ class SecretRule:
             gate=re.compile(table["gate"]) if table.get("gate") else None,
         )
 
-    def secrets(self, text: str, allowlists: tuple[Allowlist, ...]) -> Iterable[tuple[int, int]]:
-        """Spans of this rule's secrets in ``text``; raises TimeoutError on a runaway search."""
-        if self.gate is not None and self.gate.search(text) is None:
-            return
+    def secrets(self, scan: _Scan, allowlists: tuple[Allowlist, ...]) -> Iterable[tuple[int, int]]:
+        """Spans of this rule's secrets in the scanned text; raises TimeoutError on a runaway search.
+        The work per match is bounded (its secret, its match, a 50-character left context; its line
+        once per scan), so a text of many matches costs its length, not its length per match."""
+        text = scan.text
+        if self.gate is not None:
+            scan.work += len(text)
+            if self.gate.search(text) is None:
+                return
+        scan.work += len(text)
         # the search's clock runs while a generator is paused, so collect the matches first
-        for m in list(self.pattern.finditer(text, timeout=SEARCH_TIMEOUT_S)):
+        for m in list(self.pattern.finditer(text, timeout=search_timeout(text))):
             start, end = self._secret_span(m)
             if end <= start:
                 continue
             secret = text[start:end]
+            scan.work += len(secret)
             if self.entropy and shannon_entropy(secret) <= self.entropy:
                 continue
             if self.check and not _CHECKS[self.check](secret):
@@ -176,12 +252,12 @@ class SecretRule:
             lists = (*allowlists, *self.allowlists)
             if lists:
                 match_start = m.start()
-                if self.left_context:
-                    match_start -= len(_LEFT_CONTEXT_CHARS.search(text, 0, match_start).group())
-                line_start = text.rfind("\n", 0, m.start()) + 1
-                line_end = text.find("\n", m.end())
-                line = text[line_start:] if line_end == -1 else text[line_start:line_end]
-                if any(a.allows(secret, text[match_start:m.end()], line) for a in lists):
+                if self.left_context:  # the left context gitleaks' regex would have matched: at most 50 characters
+                    window = max(0, match_start - _LEFT_CONTEXT_MAX)
+                    scan.work += match_start - window
+                    match_start -= len(_LEFT_CONTEXT_CHARS.search(text, window, match_start).group())
+                line = scan.line_of(m.start(), m.end())
+                if any(a.allows(secret, text[match_start:m.end()], line, scan) for a in lists):
                     continue
             yield start, end
 
@@ -205,6 +281,7 @@ class RuleSet:
 
         self.rules = rules
         self.allowlists = allowlists
+        self.work = 0  # characters read by all scans so far (a count, for tests: never a time)
         self.always = [r for r in rules if not r.keywords]
         by_keyword: dict[str, list[SecretRule]] = {}
         for rule in rules:
@@ -233,15 +310,19 @@ class RuleSet:
 
     def scan(self, text: str) -> list[tuple[int, int]] | None:
         """Sorted, merged secret spans; ``None`` when a search timed out (the text must be withheld)."""
+        self.work += len(text)  # the keyword pre-filter
         rules = self.rules_for(text)
         if not rules:
             return []
         spans: list[tuple[int, int]] = []
+        scan = _Scan(text)
         try:
             for rule in rules:
-                spans.extend(rule.secrets(text, self.allowlists))
+                spans.extend(rule.secrets(scan, self.allowlists))
         except TimeoutError:
             return None
+        finally:
+            self.work += scan.work
         spans.sort()
         merged: list[tuple[int, int]] = []
         for start, end in spans:
@@ -418,8 +499,9 @@ class _Masker:
 
     @cached_property
     def _known(self) -> regex.Pattern[str]:
-        secrets = sorted(self.found, key=len, reverse=True)[:4096]
-        return regex.compile("|".join(regex.escape(s) for s in secrets) or "(?!)")
+        """Every secret found, as one named list: a set lookup per position, however many there are
+        (an alternation, or a substring test per secret, costs the text's length per secret)."""
+        return regex.compile(r"\L<secrets>", secrets=sorted(self.found, key=len, reverse=True) or ["\0never\0"])
 
     @cached_property
     def _pieces(self) -> frozenset[str]:
@@ -428,7 +510,7 @@ class _Masker:
 
     def known(self, value: str) -> str:
         """``value`` with every secret found elsewhere in the diagnosis masked."""
-        if len(value) < MIN_KNOWN_SECRET or not any(s in value for s in self.found):
+        if len(value) < MIN_KNOWN_SECRET:
             return value
         return self._known.sub(MASK, value)
 
@@ -446,12 +528,14 @@ class _Masker:
         return _apply(value, spans) if spans else value
 
 
-# Fields of our own words (rendered from a signature, facts filled in): not searched with the rules,
-# so a fix saying `export HF_TOKEN=<your token>` stays whole; cleared of secrets found elsewhere.
-_RENDERED = frozenset({"title", "root_cause", "fix", "verify"})
 # Names the engine chose or computed (ids, kinds, the inputs' paths, internal links): left alone.
+# Everything else is searched, our own sentences too (title, root cause, fix, verify): the engine
+# fills them with what the log said (a launch command in ``fix.relaunch`` and in "rerun <command>"),
+# and tests/test_masking.py checks that no signature's own words look like a secret to the rules.
+# (``catalogue``: where upstream source raises the message, from our catalogue, not from the log.)
 _NAMES = frozenset({"signature", "category", "area", "severity", "role", "kind", "clock", "reported_by", "source", "sources",
-                    "first_error", "block", "probe", "status", "failure_kind", "failure_domain"})
+                    "first_error", "block", "probe", "status", "failure_kind", "failure_domain", "catalogue"})
+_MASKED = "_mltriage_masked"  # set on a diagnosis once masked (an attribute, not a field: never exported)
 
 
 @lru_cache(maxsize=None)
@@ -465,34 +549,38 @@ def _texts(obj: Any) -> list[tuple[str, Any]]:
     out = []
     for name in _text_fields(type(obj)):
         value = getattr(obj, name)
-        if isinstance(value, (str, list, dict, tuple)) or (name == "fix" and is_dataclass(value)):
+        if isinstance(value, (str, list, dict, tuple)) or is_dataclass(value):
             out.append((name, value))
     return out
 
 
 def mask_diagnosis(diagnosis: Any) -> None:
-    """Mask, in place, every text of a ``Diagnosis`` that came from its inputs.
+    """Mask, in place, every text of a ``Diagnosis``: the one boundary between what was read and
+    what is shown.
 
-    Every field of the diagnosis, its findings and its ranks is searched with the rules (evidence,
-    facts, notes, launcher entries, Flight Recorder summaries, pasted topology, explanation,
-    warnings, and any field added later), except the names in ``_NAMES`` and the sentences rendered
-    from our own signatures (``_RENDERED``). Those are then cleared of every secret found elsewhere in
-    the diagnosis: a fact filled into a template is masked there too.
+    Every field of the diagnosis, its findings (their fixes, launch flags and relaunch command
+    included) and its ranks is searched with the rules: evidence, facts, notes, launcher entries,
+    Flight Recorder summaries, pasted topology, explanation, warnings, inputs skipped or not read,
+    the sentences filled in from signatures, and any field added later; only the names in
+    ``_NAMES`` are not. Then every text is cleared of every secret found anywhere in the diagnosis
+    (a fact filled into a sentence is masked there too, even where its context is gone), and facts
+    of any piece of one (a pattern's bound may have cut a token short).
     """
     m = _Masker()
     records = [diagnosis, *diagnosis.findings, *diagnosis.ranks]
     for record in records:
         for name, value in _texts(record):
-            if name == "evidence":
-                setattr(record, name, m.lines(value))
-            elif name not in _RENDERED:
-                setattr(record, name, m.deep(value))
-    if not m.found:
-        return
-    for record in records:
-        for name, value in _texts(record):
-            if name == "fix":
-                for part, text in _texts(value):
-                    setattr(value, part, m.deep(text, m.known))
-            else:
+            setattr(record, name, m.lines(value) if name == "evidence" else m.deep(value))
+    if m.found:
+        for record in records:
+            for name, value in _texts(record):
                 setattr(record, name, m.deep(value, m.fragments if name == "facts" else m.known))
+    setattr(diagnosis, _MASKED, True)
+
+
+def ensure_masked(diagnosis: Any) -> Any:
+    """``diagnosis``, masked: every output (text, JSON, SARIF) is made through this, so a diagnosis
+    made anywhere (the engine masks its own as it hands them out) cannot be shown unmasked."""
+    if not getattr(diagnosis, _MASKED, False):
+        mask_diagnosis(diagnosis)
+    return diagnosis

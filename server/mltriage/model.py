@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,16 +15,33 @@ SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info
 ERROR_SEVERITIES = frozenset({"critical", "error"})  # what makes a run a failure
 
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def shell_value(value: str) -> str:
-    """A value as the shell should see it: fixes may compute a value (`$(ip route ...)`), which
-    must stay a command substitution; everything else is quoted literally."""
-    if "$(" in value:
+    """A value as the shell should see it: literal (single-quoted, so ``$(``, backticks and quotes
+    in it do nothing), except a value a signature itself computes with a command substitution
+    (``$(ip -o -4 route ...)``), which runs. Which values those are is decided by where the value
+    came from, the signature library, never by its shape: a fact from a log may hold ``$(``."""
+    if "$(" in value and value in _computed_values():
         return f'"{value}"'
     return shlex.quote(value)
 
 
+def _computed_values() -> frozenset[str]:
+    from mltriage.library import load_library  # lazily: the library imports this module
+
+    try:
+        return load_library().computed_values
+    except (OSError, ValueError):  # no library: every value is literal
+        return frozenset()
+
+
 def export_line(name: str, value: str) -> str:
-    """The one form of an export line everywhere (reports, SARIF, explain, launch scripts)."""
+    """The one form of an export line everywhere (reports, SARIF, explain, launch scripts); a name
+    the shell would not take as a variable's is refused (ValueError), never pasted."""
+    if not ENV_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not an environment variable name")
     return f"export {name}={shell_value(value)}"
 
 
@@ -252,6 +270,9 @@ class Diagnosis:
         return self.findings[i] if i is not None and 0 <= i < len(self.findings) else None
 
     def to_json(self) -> dict[str, Any]:
+        from mltriage.masking import ensure_masked  # lazily: masking loads its rules on first use
+
+        ensure_masked(self)  # no export of a diagnosis that was not masked
         return {
             "schema": SCHEMA,
             "status": self.status,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from mltriage import __version__
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
+from mltriage.masking import ensure_masked
 from mltriage.model import Diagnosis, Finding
 from mltriage.templates import ranks_text as _ranks_text
 
@@ -66,7 +70,54 @@ def _run_line(run: dict | None) -> str:
     return " · ".join(parts) if len(parts) > 1 or stop.get("kind") not in (None, "unknown", "error") else ""
 
 
+# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts colour,
+# title and hyperlink sequences, CR rewrites the line), DEL, the C1 controls (U+0085, U+009B CSI,
+# U+009D OSC ...), and the bidirectional controls (U+202E turns the rest of a line around:
+# "Trojan Source", CVE-2021-42574). Each is shown as a visible escape instead.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with every control and bidi control character escaped visibly (``\\x1b``, ``\\u202e``)."""
+    return _TERMINAL_CONTROLS.sub(_visible, text)
+
+
+def _for_terminal(value: Any) -> Any:
+    """``value`` (a diagnosis and everything in it) with ``terminal_text`` applied to every string,
+    as a copy of what changed (the rest is shared, unchanged): the text report is made from this, so
+    nothing read from a log reaches the terminal raw, and our own colour codes, added while
+    rendering, are the only escape sequences in it."""
+    kind = type(value)
+    if kind is str:
+        return terminal_text(value) if _TERMINAL_CONTROLS.search(value) else value
+    if kind in (int, float, bool, type(None)):
+        return value
+    if isinstance(value, dict):
+        items = [(_for_terminal(k), _for_terminal(v)) for k, v in value.items()]
+        same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items()))
+        return value if same else dict(items)
+    if isinstance(value, (list, tuple)):
+        items = [_for_terminal(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else kind(items)
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {}
+        for f in fields(value):
+            if f.init:
+                old = getattr(value, f.name)
+                new = _for_terminal(old)
+                if new is not old:
+                    changed[f.name] = new
+        return replace(value, **changed) if changed else value
+    return value
+
+
 def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str:
+    d = _for_terminal(ensure_masked(d))
     p = _Paint(color)
     out: list[str] = []
     if d.status == "incomplete":
@@ -224,6 +275,7 @@ _SARIF_LEVEL = {"critical": "error", "error": "error", "warning": "warning", "in
 
 
 def render_sarif(d: Diagnosis) -> dict:
+    ensure_masked(d)
     rules: dict[str, dict] = {}
     results = []
     for f in d.findings:

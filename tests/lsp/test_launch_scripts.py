@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+from mltriage.library import load_library
 from mltriage.lsp.launch_scripts import export_lines, find_launch_scripts, insertion_line, missing_exports
 
 
@@ -20,8 +21,10 @@ def test_insertion_after_shebang_sbatch_and_comments():
 def test_values_are_quoted_but_computed_values_stay_computed():
     assert export_lines({"NCCL_P2P_DISABLE": "1"}) == ["export NCCL_P2P_DISABLE=1"]
     assert export_lines({"NCCL_DEBUG_SUBSYS": "INIT,NET GRAPH"}) == ["export NCCL_DEBUG_SUBSYS='INIT,NET GRAPH'"]
-    computed = "$(ip -o -4 route show to default | awk '{print $5}')"
+    # a value the library computes stays a command substitution; any other `$(` is text (issue 22)
+    computed = load_library().get("nccl-no-socket-interface").fix_env["NCCL_SOCKET_IFNAME"]
     assert export_lines({"NCCL_SOCKET_IFNAME": computed}) == [f'export NCCL_SOCKET_IFNAME="{computed}"']
+    assert export_lines({"NCCL_SOCKET_IFNAME": "$(hostname)"}) == ["export NCCL_SOCKET_IFNAME='$(hostname)'"]
 
 
 def test_missing_exports_ignores_those_already_set():

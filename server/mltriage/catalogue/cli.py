@@ -10,6 +10,7 @@ from mltriage.catalogue.match import NICE_NAMES, CatalogueMatch, describe_releas
 from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, Entry, default_catalogue
 from mltriage.masking import mask_secrets
+from mltriage.render import terminal_text
 
 MAX_WORD_RESULTS = 5
 
@@ -119,7 +120,7 @@ def _entry_text(catalogue: Catalogue, entry: Entry, match: CatalogueMatch | None
     project = NICE_NAMES.get(entry.project, entry.project)
     lines = [f"{entry.id} · {project} · {entry.kind}", "", "Message format:", *("    " + ln for ln in entry.format.splitlines())]
     if match is not None and match.facts:
-        lines += ["", "Captured from your text: " + ", ".join(f"{k} = {mask_secrets(v)}" for k, v in match.facts.items())]
+        lines += ["", "Captured from your text: " + ", ".join(f"{k} = {terminal_text(mask_secrets(v))}" for k, v in match.facts.items())]
     present = entry.release_indices()
     lines += ["", f"Present in: {describe_releases(catalogue, entry.project, present)}"]
     if match is not None and match.hint is not None:

@@ -65,14 +65,13 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
     skipped += dump_skipped
     if not sources and not traces:
         raise InputError(f"{dump_skipped[0].name}: {dump_skipped[0].reason}" if dump_skipped else f"nothing to diagnose in {path}")
-    unread: list[Skipped] = []
 
     def opened():
         for source in sources:
             try:
                 fh = open(source.path, "rb")
             except OSError as exc:
-                unread.append(Skipped(source.name, os_error_reason(source.path, exc), unread=True))
+                skipped.append(Skipped(source.name, os_error_reason(source.path, exc), unread=True))
                 continue
             with fh:
                 if source.path.suffix == ".json" and source.encoding == "utf-8":
@@ -84,10 +83,7 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
                         continue
                 yield source, as_utf8(fh, source.encoding)
 
-    diagnosis = diagnose_streams(opened(), library=library, flight_recorder=traces)
-    skipped += unread
-    diagnosis.skipped += [{"name": s.name, "reason": s.reason} for s in skipped if not s.unread]
-    diagnosis.unread += [{"name": s.name, "reason": s.reason} for s in skipped if s.unread]
+    diagnosis = diagnose_streams(opened(), library=library, flight_recorder=traces, skipped=skipped)
     if diagnosis.bytes_read == 0 and not traces and diagnosis.unread:
         raise UnreadableInput(diagnosis.unread[0]["reason"])
     return diagnosis
@@ -121,8 +117,11 @@ def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], list[Sk
 
 
 def diagnose_streams(
-    streams, library: Library | None = None, flight_recorder: list[RankTrace] | None = None, first_line: int = 1
+    streams, library: Library | None = None, flight_recorder: list[RankTrace] | None = None, first_line: int = 1,
+    skipped: list[Skipped] | None = None,
 ) -> Diagnosis:
+    """The diagnosis of ``streams``; ``skipped``: inputs passed over (the list may grow while the
+    streams are read), listed in the diagnosis before it is masked, like everything else in it."""
     library = library or load_library()
     scanner = Scanner(library)
     names: list[str] = []
@@ -176,5 +175,7 @@ def diagnose_streams(
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
     attach_pasted_topology(diagnosis, heads.texts)
     triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen, flight_recorder or [])
+    for s in skipped or ():
+        (diagnosis.unread if s.unread else diagnosis.skipped).append({"name": s.name, "reason": s.reason})
     mask_diagnosis(diagnosis)  # the one place: every output form (text, JSON, SARIF, the editor) is made from it
     return diagnosis
