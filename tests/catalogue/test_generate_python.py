@@ -108,17 +108,22 @@ def test_a_file_line_hint_narrows_the_releases(built):
 
 
 def test_shards_are_compact_json_lines(built):
-    index = json.loads(gzip.open(built.data / "index.json.gz", "rt").read())
-    assert index["shards"] > 1 and index["keys"] == sorted(index["keys"])
-    for path in built.data.glob("shard-*.jsonl.gz"):
+    folder = built.data / "vllm"  # each project is a folder of its own
+    index = json.loads(gzip.open(folder / "index.json.gz", "rt").read())
+    assert index["shards"] >= 1 and index["keys"] == sorted(index["keys"])
+    rows = 0
+    for path in folder.glob("shard-*.jsonl.gz"):
         for row in gzip.open(path, "rt"):
             key, _, text = row.partition("\t")
             doc = json.loads(text)
+            rows += 1
             assert key in doc["keys"]
             assert set(doc) == {"id", "project", "kind", "format", "lines", "keys", "cause", "sites"}
+            assert all(len(site) == 8 for site in doc["sites"])  # first, last, path, line, end, function, kind, cause
             for pattern in doc["lines"]:
                 if pattern:
                     regex.compile(pattern)
+    assert rows >= len(list(built.all_entries()))
 
 
 def test_formats_without_enough_literal_text_are_left_out(tmp_path):
