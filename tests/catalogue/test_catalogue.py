@@ -281,3 +281,56 @@ def test_every_pytorch_release_is_covered():
     names = [r.name for r in CATALOGUE.releases("pytorch")]
     assert names[0] == "1.8.0" and names[-1] == "2.14.1" and len(names) == 39
     assert [r.name for r in CATALOGUE.releases("libtorch")] == ["1.13.1", "2.6.0"]
+
+
+# What the log itself says ranks the entries (all that match are kept). torch v2.5.1 torch/serialization.py
+# _validate_device raises (lines 508-514) RuntimeError(f"Attempting to deserialize object on a {backend_name.upper()}
+# device but torch.{backend_name}.is_available() is False. If you are running on a CPU-only machine, please use
+# torch.load with map_location=torch.device('cpu') to map your storages to the CPU."), with backend_name "cuda":
+# the same words as torch 1.8.0-2.3.1's fully literal message in validate_cuda_device
+DESERIALIZE = ("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+               "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+               "to map your storages to the CPU.")
+DESERIALIZE_2_5 = ("Traceback (most recent call last):\n"
+                   '  File "/opt/venv/lib/python3.11/site-packages/torch/serialization.py", line 508, in _validate_device\n'
+                   "    raise RuntimeError(\n" + DESERIALIZE + "\n")
+
+
+def test_a_traceback_frame_picks_the_entry_whose_site_it_is():
+    plain = _first(DESERIALIZE)  # no frame: the literal form and the placeholder form both match; both are kept
+    both = [e for e in _search(DESERIALIZE) if e["matched"]]
+    assert {e["format"].split(" device but")[0] for e in both} >= {
+        "Attempting to deserialize object on a CUDA", "Attempting to deserialize object on a {backend_name_upper}"}
+    assert plain["format"].startswith("Attempting to deserialize object on a CUDA device")  # the most literal first
+    framed = _first(DESERIALIZE_2_5)
+    assert framed["format"].startswith("Attempting to deserialize object on a {backend_name_upper}")
+    assert (framed["site"]["path"], framed["site"]["line"], framed["site"]["releases"]) == (
+        "torch/serialization.py", 508, ["2.5.0", "2.5.1"])
+    assert framed["narrowed_to"] == "PyTorch 2.5.0–2.5.1"
+    d = diagnose_text(DESERIALIZE_2_5)
+    ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+    assert ref.site == "torch/serialization.py:508" and ref.releases == "PyTorch 2.5.0–2.5.1"
+
+
+def test_the_exception_type_picks_the_site_that_raises_it():
+    # one entry, two kinds: libtorch 1.13.1 raises C10D_NCCL_CHECK's message as RuntimeError, 2.6.0 as DistBackendError
+    old = _first(NCCL_ERROR)
+    new = _first(NCCL_ERROR.replace("RuntimeError:", "torch.distributed.DistBackendError:"))
+    assert old["id"] == new["id"]
+    assert (old["site"]["kind"], old["site"]["releases"]) == ("RuntimeError", ["1.13.1", "1.13.1"])
+    assert (new["site"]["kind"], new["site"]["releases"]) == ("DistBackendError", ["2.6.0", "2.6.0"])
+
+
+def test_a_release_the_log_states_picks_that_releases_site():
+    # NCCL's INFO "NCCL version %s" banner (src/init.cc, every v2.x); the WARN line without its file:line prefix
+    entry = CATALOGUE.entry(_first(SHM_ATTACH)["id"])
+    names = [r.name for r in CATALOGUE.releases("nccl")]
+    for version in ("2.24.3", "2.29.7", "2.30.7"):
+        index = names.index(version + "-1")
+        (site,) = [s for s in entry.sites if s.first <= index <= s.last]
+        d = diagnose_text(f"node1:1:1 [0] NCCL INFO NCCL version {version}+cuda12.4\n"
+                          f"node1:1:1 [0] NCCL WARN {SHM_ATTACH}\n")
+        ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+        assert ref.site == f"{site.path}:{site.line}" and ref.releases == f"NCCL {version}-1", version
+        found = _first(f"NCCL version {version}+cuda12.4\nNCCL WARN {SHM_ATTACH}")
+        assert found["site"]["line"] == site.line and found["narrowed_to"].startswith("NCCL ")

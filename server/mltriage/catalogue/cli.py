@@ -68,7 +68,8 @@ def _search(catalogue: Catalogue, args, out) -> int:
         results = [(e, None) for e in _by_words(catalogue, text)]
     if args.json:
         print(json.dumps([{**_entry_json(catalogue, e), "matched": m is not None, "captured": m.facts if m else {},
-                           **({"narrowed_to": describe_releases(catalogue, e.project, m.releases)} if m else {})}
+                           **({"narrowed_to": describe_releases(catalogue, e.project, m.releases),
+                               "site": _site_json(catalogue, e, m.site())} if m else {})}
                           for e, m in results[:MAX_JSON_RESULTS]], indent=2), file=out)
         return 0 if results else 1
     if not results:
@@ -139,19 +140,22 @@ def _curated_for_format(fmt: str) -> tuple[str, ...]:
 
 
 def _entry_json(catalogue: Catalogue, entry: Entry) -> dict:
-    releases = catalogue.releases(entry.project)
     return {
         "id": entry.id, "project": entry.project, "kind": entry.kind, "format": entry.format,
         "matchers": entry.lines, "cause": entry.cause,
         "present_in": describe_releases(catalogue, entry.project, entry.release_indices()),
-        "sites": [{"releases": [releases[s.first].name, releases[s.last].name] if releases else [s.first, s.last],
-                   "path": s.path, "line": s.line, "end_line": s.end_line, "function": s.function,
-                   "kind": s.kind or entry.kind, "cause": s.cause,
-                   "link": catalogue.link(entry, s)} for s in entry.sites],
+        "sites": [_site_json(catalogue, entry, s) for s in entry.sites],
         "curated": _curated_for(entry),
         "prose": (lambda p: p and {"meaning": p.meaning, "when": p.when, "solutions": p.solutions,
                                    "example_fix": p.example_fix})(prose_for(entry.id)),
     }
+
+
+def _site_json(catalogue: Catalogue, entry: Entry, s) -> dict:
+    releases = catalogue.releases(entry.project)
+    return {"releases": [releases[s.first].name, releases[s.last].name] if releases else [s.first, s.last],
+            "path": s.path, "line": s.line, "end_line": s.end_line, "function": s.function,
+            "kind": s.kind or entry.kind, "cause": s.cause, "link": catalogue.link(entry, s)}
 
 
 def _entry_text(catalogue: Catalogue, entry: Entry, match: CatalogueMatch | None) -> str:

@@ -113,7 +113,7 @@ class CatalogueMatch:
 STATED = {
     "nccl": re.compile(r"\bNCCL version (\d+\.\d+\.\d+)"),
     "vllm": re.compile(r"\bvLLM (?:API server )?version (\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\b"
-                       r"|LLM engine \(v(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\)|\bvLLM (\d+\.\d+\.\d+(?:\.post\d+)?)\b"),
+                       r"|LLM engine \(v(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\)"),
     "deepspeed": re.compile(r"DeepSpeed info: version=(\d+\.\d+\.\d+)"),
 }
 
@@ -212,9 +212,12 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
     exception = kind.rpartition(".")[2] if kind else exception_type(message)
     for match in found:
         match.exception = exception
+        said = match.releases & (stated or {}).get(match.entry.project, set())
+        if said:  # the log names its release: this line is that release's site
+            match.releases = said
         match.rank = (match.hint is not None,
                       exception is not None and exception in match.entry.kinds,
-                      bool(stated and match.releases & stated.get(match.entry.project, set())),
+                      bool(said),
                       match.complete, match.specificity, max(match.releases, default=-1))
     found.sort(key=lambda m: (tuple(-int(r) for r in m.rank), m.entry.id))
     return found
