@@ -21,7 +21,8 @@ from mltriage.catalogue.formats import MIN_LITERAL_CHARS, TOKEN
 from mltriage.catalogue.store import Catalogue, Entry, Site
 from mltriage.numbers import parse_int
 
-MATCH_TIMEOUT_S = 0.02
+MATCH_TIMEOUT_S = 0.02  # (a wall-clock limit: a pathological line costs its match, see the README)
+MAX_MESSAGE = 4096  # characters of a line matched (a message is shorter; a longer line is a dump)
 # A line that names hundreds of indexed words is not a message: at most this many matchers are tried on
 # it, of candidates that hold the matcher's longest literal (a substring test, at most MAX_ANCHOR_TESTS).
 # Counts, not time: the same line finds the same entries on a busy machine.
@@ -177,7 +178,8 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
     ``kind``: the exception type the log names; ``stated``: per project, the releases the log says it runs."""
     if not catalogue.available or not message.strip():
         return []
-    words = set(TOKEN.findall(message[:4096]))
+    message = message[:MAX_MESSAGE]
+    words = set(TOKEN.findall(message))
     starts = message_starts(message)
     end = len(message.rstrip())
     found: list[CatalogueMatch] = []
@@ -233,6 +235,8 @@ def consistent(matches: list[CatalogueMatch]) -> list[CatalogueMatch]:
 
 def _anchored(matcher, message: str, starts: list[int], floating: bool):
     """The matcher at a place a message can start (anywhere, for a format that begins with a value)."""
+    if matcher is None:
+        return None
     try:
         if floating:
             return matcher.search(message, timeout=MATCH_TIMEOUT_S)

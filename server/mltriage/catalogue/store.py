@@ -60,7 +60,7 @@ class Entry:
 
     @cached_property
     def matchers(self) -> list[regex.Pattern | None]:
-        return [regex.compile(p) if p else None for p in self.lines]
+        return [_compile(p) if p else None for p in self.lines]
 
     @cached_property
     def anchors(self) -> list[str]:
@@ -231,6 +231,13 @@ class Catalogue:
 def shard_of(key: str, shards: int) -> int:
     """The shard a key word's entries are filed in (the generator writes, the reader reads, by this)."""
     return zlib.crc32(key.encode()) % shards
+
+
+def _compile(pattern: str) -> regex.Pattern | None:
+    try:
+        return regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError):  # a damaged entry costs that entry
+        return None
 
 
 def _entry(doc: dict) -> Entry:

@@ -149,10 +149,15 @@ def _unified(forms: list[_Builder], newest: _Builder) -> Format:
             types[n].add(p.type)
     parts = []
     n = 0
+    names: set[str] = set()
     for part in newest.format.parts:
         if isinstance(part, Placeholder):
             kinds = types[n] if n < len(types) else {part.type}
-            parts.append(Placeholder(part.name, part.type if len(kinds) == 1 else "str"))
+            name = part.name
+            while name in names:  # ("x_2" of a second x may be a name of its own too): regex groups are unique
+                name += "_"
+            names.add(name)
+            parts.append(Placeholder(name, part.type if len(kinds) == 1 else "str"))
             n += 1
         else:
             parts.append(part)
