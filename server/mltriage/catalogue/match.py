@@ -185,12 +185,12 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
     found: list[CatalogueMatch] = []
     tried = 0
     for entry in catalogue.candidates(words)[:MAX_ANCHOR_TESTS]:
-        anchors = entry.anchors
+        runs = entry.literal_runs
         if tried >= MAX_CANDIDATES:
             break
         for n, pattern in enumerate(entry.lines):
-            if pattern is None or (n < len(anchors) and anchors[n] not in message):
-                continue
+            if pattern is None or (n < len(runs) and not all(run in message for run in runs[n])):
+                continue  # an output of this line holds every literal run of it verbatim
             tried += 1
             matcher = entry.matchers[n]
             m = _anchored(matcher, message, starts, floating=entry.floating(n))

@@ -66,10 +66,15 @@ class Entry:
     def anchors(self) -> list[str]:
         """Per output line, its longest run of literal non-space text: any output of that line holds it
         verbatim (only whitespace is flexible), so a line without it is rejected before any regex."""
+        return [runs[0] if runs else "" for runs in self.literal_runs]
+
+    @cached_property
+    def literal_runs(self) -> list[tuple[str, ...]]:
+        """Per output line, every run of literal non-space text, longest first: an output holds them all."""
         out = []
         for line in self.format.split("\n"):
-            runs = [run for piece in text_parts(line) if isinstance(piece, str) for run in piece.split()]
-            out.append(max(runs, key=len) if runs else "")
+            runs = {run for piece in text_parts(line) if isinstance(piece, str) for run in piece.split()}
+            out.append(tuple(sorted(runs, key=lambda r: (-len(r), r))))
         return out
 
     def floating(self, line: int) -> bool:
