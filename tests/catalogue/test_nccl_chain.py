@@ -18,7 +18,7 @@ import pytest
 
 from mltriage.catalogue.nccl import CHAIN_MARKERS, NcclResult, chain_step
 from mltriage.catalogue.store import default_catalogue
-from mltriage.engine import diagnose_text
+from mltriage.engine import diagnose_path, diagnose_text
 
 CATALOGUE = default_catalogue()
 
@@ -166,3 +166,20 @@ def test_every_chain_form_of_every_release_is_read():
         log = ("\nnode1:1:1 [0] bootstrap.cc:572 NCCL WARN Unexpected connections are not empty\n"
                f"node1:1:1 [0] {message}\n")
         assert diagnose_text(log).root_cause.facts["nccl_chain"] == "init.cc:1357", (tag, fmt)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_recorded_warn_chains_name_their_site_and_code():
+    # recorded on an H200 host (torch 2.11.0+cu130, NCCL 2.28.9, NCCL_DEBUG=INFO): the WARN and its two
+    # "init.cc:N -> code" lines, interleaved with the Python traceback of the same process
+    d = diagnose_path(ROOT / "corpus" / "gpu" / "nccl_warn_chain_comm_id.log")
+    top = d.root_cause
+    assert top.is_error and top.catalogue.site == "src/bootstrap.cc:102" and top.catalogue.releases.startswith("NCCL 2.28.9")
+    assert top.facts["nccl_result"] == "ncclInvalidArgument" and top.facts["nccl_chain"].endswith("init.cc:160")
+    # a curated signature owns this WARN; the chain's code joins it as a fact and a note
+    d = diagnose_path(ROOT / "corpus" / "gpu" / "nccl_warn_chain_ifname.log")
+    top = d.root_cause
+    assert top.signature == "nccl-no-socket-interface" and top.facts["nccl_result"] == "ncclInvalidUsage"
+    assert any("ncclInvalidUsage (5: invalid usage" in note for note in top.notes)
