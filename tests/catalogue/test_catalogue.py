@@ -32,12 +32,19 @@ def _search(text: str) -> list[dict]:
     return json.loads(done.stdout)
 
 
+def _first(text: str) -> dict:
+    """The first result: every matching entry comes back, best first; the first is the answer."""
+    found = [e for e in _search(text) if e["matched"]]
+    assert found, text
+    return found[0]
+
+
 def _names(entry: dict) -> set[str]:
     return {r for s in entry["sites"] for r in s["releases"]}
 
 
 def test_search_finds_the_nccl_shm_message_with_its_sites_and_releases():
-    (entry,) = [e for e in _search(SHM_ATTACH) if e["matched"]]
+    entry = _first(SHM_ATTACH)
     assert entry["project"] == "nccl" and entry["kind"] == "warn"
     assert entry["captured"]["shmPath"] == "/dev/shm/nccl-x" and entry["captured"]["shmSize"] == "14156128"
     assert entry["present_in"].startswith("NCCL 2.22.3-1–")
@@ -54,14 +61,14 @@ def test_search_human_output_narrows_by_the_file_line_hint():
 
 
 def test_search_finds_the_graph_capture_message_and_its_result_code():
-    (entry,) = [e for e in _search(GRAPH_CAPTURE) if e["matched"]]
+    entry = _first(GRAPH_CAPTURE)
     assert entry["project"] == "nccl" and entry["cause"] == "ncclInvalidUsage"
     assert any(s["function"] == "ncclCudaGetCapturingGraph" for s in entry["sites"])
 
 
 @pytest.mark.parametrize("line", [P2P_LIST, P2P_TUPLE])
 def test_search_finds_both_forms_of_the_vllm_p2p_batch_test_message(line):
-    (entry,) = [e for e in _search(line) if e["matched"]]
+    entry = _first(line)
     assert entry["project"] == "vllm" and entry["kind"] == "RuntimeError"
     paths = {s["path"].rsplit("/", 1)[-1] for s in entry["sites"]}
     assert paths == {"custom_all_reduce_utils.py", "all_reduce_utils.py"}  # renamed in 0.10.2
@@ -72,7 +79,7 @@ def test_search_finds_both_forms_of_the_vllm_p2p_batch_test_message(line):
 
 
 def test_show_and_list():
-    (entry,) = [e for e in _search(P2P_LIST) if e["matched"]]
+    entry = _first(P2P_LIST)
     shown = run_cli("catalogue", "show", entry["id"])
     assert shown.returncode == 0 and b"gpu_p2p_access_check" in shown.stdout
     listed = run_cli("catalogue", "list", "--project", "vllm", "--release", "0.6.3")
@@ -133,10 +140,10 @@ def test_prose_files_name_entries_that_exist_and_reach_the_finding():
     d = diagnose_text("host:1:1 [0] bootstrap.cc:1 NCCL WARN Invalid NCCL_COMM_ID, please use format: "
                       "<ipv4>:<port> or [<ipv6>]:<port> or <hostname>:<port>\n")
     (f,) = d.findings
-    assert f.signature == "catalogue" and f.catalogue.id == "nccl-25898b612f"
+    assert f.signature == "catalogue" and f.catalogue.id == "nccl-817f3e87cc"
     assert "bootstrap root" in f.root_cause and f.fix.commands == ["unset NCCL_COMM_ID   # or: export NCCL_COMM_ID=10.0.0.1:29600"]
     # a curated entry covers the graph-capture message: its prose shows in `catalogue show`
-    shown = run_cli("catalogue", "show", "nccl-7bc2d753fe").stdout.decode()
+    shown = run_cli("catalogue", "show", "nccl-cff9389ad3").stdout.decode()
     assert "What it means:" in shown and "Curated entry: nccl-cuda-graph-capture-unsupported" in shown
 
 
@@ -225,10 +232,11 @@ ELASTIC_FAILED = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (e
                   "(pid: 4172) of binary: /usr/bin/python3")
 
 
-def _only(text: str, project: str, kind: str | None = None) -> dict:
-    found = [e for e in _search(text) if e["matched"] and e["project"] == project and kind in (None, e["kind"])]
-    assert len(found) == 1, [e["format"] for e in found]
-    return found[0]
+def _only(text: str, project: str) -> dict:
+    """The first result, which must be of ``project`` (others that match less well may follow)."""
+    found = _first(text)
+    assert found["project"] == project, found["format"]
+    return found
 
 
 def test_search_finds_the_c10d_watchdog_timeout_of_each_release():
@@ -255,8 +263,11 @@ def test_search_finds_the_caching_allocators_oom_and_c10d_socket_messages():
     assert bind["captured"]["getSocketError"] == "(errno: 98 - Address already in use)"
     assert _names(bind) == {"1.13.1", "2.6.0"}
     assert {s["path"] for s in bind["sites"]} == {"torch/csrc/distributed/c10d/socket.cpp"}
-    nccl = _only(NCCL_ERROR, "libtorch", "RuntimeError")  # (2.6.0 raises DistBackendError)
+    nccl = _only(NCCL_ERROR, "libtorch")
     assert nccl["captured"]["LINE"] == "1229" and nccl["sites"][0]["function"] == "C10D_NCCL_CHECK"
+    # one message, one entry: 1.13.1 raises it as RuntimeError, 2.6.0 as DistBackendError
+    assert {(s["kind"], tuple(s["releases"])) for s in nccl["sites"]} >= {
+        ("RuntimeError", ("1.13.1", "1.13.1")), ("DistBackendError", ("2.6.0", "2.6.0"))}
 
 
 def test_search_finds_an_elastic_message_across_torch_releases():
@@ -270,3 +281,56 @@ def test_every_pytorch_release_is_covered():
     names = [r.name for r in CATALOGUE.releases("pytorch")]
     assert names[0] == "1.8.0" and names[-1] == "2.14.1" and len(names) == 39
     assert [r.name for r in CATALOGUE.releases("libtorch")] == ["1.13.1", "2.6.0"]
+
+
+# What the log itself says ranks the entries (all that match are kept). torch v2.5.1 torch/serialization.py
+# _validate_device raises (lines 508-514) RuntimeError(f"Attempting to deserialize object on a {backend_name.upper()}
+# device but torch.{backend_name}.is_available() is False. If you are running on a CPU-only machine, please use
+# torch.load with map_location=torch.device('cpu') to map your storages to the CPU."), with backend_name "cuda":
+# the same words as torch 1.8.0-2.3.1's fully literal message in validate_cuda_device
+DESERIALIZE = ("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+               "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+               "to map your storages to the CPU.")
+DESERIALIZE_2_5 = ("Traceback (most recent call last):\n"
+                   '  File "/opt/venv/lib/python3.11/site-packages/torch/serialization.py", line 508, in _validate_device\n'
+                   "    raise RuntimeError(\n" + DESERIALIZE + "\n")
+
+
+def test_a_traceback_frame_picks_the_entry_whose_site_it_is():
+    plain = _first(DESERIALIZE)  # no frame: the literal form and the placeholder form both match; both are kept
+    both = [e for e in _search(DESERIALIZE) if e["matched"]]
+    assert {e["format"].split(" device but")[0] for e in both} >= {
+        "Attempting to deserialize object on a CUDA", "Attempting to deserialize object on a {backend_name_upper}"}
+    assert plain["format"].startswith("Attempting to deserialize object on a CUDA device")  # the most literal first
+    framed = _first(DESERIALIZE_2_5)
+    assert framed["format"].startswith("Attempting to deserialize object on a {backend_name_upper}")
+    assert (framed["site"]["path"], framed["site"]["line"], framed["site"]["releases"]) == (
+        "torch/serialization.py", 508, ["2.5.0", "2.5.1"])
+    assert framed["narrowed_to"] == "PyTorch 2.5.0–2.5.1"
+    d = diagnose_text(DESERIALIZE_2_5)
+    ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+    assert ref.site == "torch/serialization.py:508" and ref.releases == "PyTorch 2.5.0–2.5.1"
+
+
+def test_the_exception_type_picks_the_site_that_raises_it():
+    # one entry, two kinds: libtorch 1.13.1 raises C10D_NCCL_CHECK's message as RuntimeError, 2.6.0 as DistBackendError
+    old = _first(NCCL_ERROR)
+    new = _first(NCCL_ERROR.replace("RuntimeError:", "torch.distributed.DistBackendError:"))
+    assert old["id"] == new["id"]
+    assert (old["site"]["kind"], old["site"]["releases"]) == ("RuntimeError", ["1.13.1", "1.13.1"])
+    assert (new["site"]["kind"], new["site"]["releases"]) == ("DistBackendError", ["2.6.0", "2.6.0"])
+
+
+def test_a_release_the_log_states_picks_that_releases_site():
+    # NCCL's INFO "NCCL version %s" banner (src/init.cc, every v2.x); the WARN line without its file:line prefix
+    entry = CATALOGUE.entry(_first(SHM_ATTACH)["id"])
+    names = [r.name for r in CATALOGUE.releases("nccl")]
+    for version in ("2.24.3", "2.29.7", "2.30.7"):
+        index = names.index(version + "-1")
+        (site,) = [s for s in entry.sites if s.first <= index <= s.last]
+        d = diagnose_text(f"node1:1:1 [0] NCCL INFO NCCL version {version}+cuda12.4\n"
+                          f"node1:1:1 [0] NCCL WARN {SHM_ATTACH}\n")
+        ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+        assert ref.site == f"{site.path}:{site.line}" and ref.releases == f"NCCL {version}-1", version
+        found = _first(f"NCCL version {version}+cuda12.4\nNCCL WARN {SHM_ATTACH}")
+        assert found["site"]["line"] == site.line and found["narrowed_to"].startswith("NCCL ")

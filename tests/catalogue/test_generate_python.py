@@ -108,17 +108,22 @@ def test_a_file_line_hint_narrows_the_releases(built):
 
 
 def test_shards_are_compact_json_lines(built):
-    index = json.loads(gzip.open(built.data / "index.json.gz", "rt").read())
-    assert index["shards"] > 1 and index["keys"] == sorted(index["keys"])
-    for path in built.data.glob("shard-*.jsonl.gz"):
+    folder = built.data / "vllm"  # each project is a folder of its own
+    index = json.loads(gzip.open(folder / "index.json.gz", "rt").read())
+    assert index["shards"] >= 1 and index["keys"] == sorted(index["keys"])
+    rows = 0
+    for path in folder.glob("shard-*.jsonl.gz"):
         for row in gzip.open(path, "rt"):
             key, _, text = row.partition("\t")
             doc = json.loads(text)
+            rows += 1
             assert key in doc["keys"]
             assert set(doc) == {"id", "project", "kind", "format", "lines", "keys", "cause", "sites"}
+            assert all(len(site) == 8 for site in doc["sites"])  # first, last, path, line, end, function, kind, cause
             for pattern in doc["lines"]:
                 if pattern:
                     regex.compile(pattern)
+    assert rows >= len(list(built.all_entries()))
 
 
 def test_formats_without_enough_literal_text_are_left_out(tmp_path):
@@ -133,3 +138,81 @@ def test_formats_without_enough_literal_text_are_left_out(tmp_path):
 
     write([ProjectInput("vllm", "x/y", "t", releases, sites_of_files(files))], tmp_path / "out", log=lambda s: None)
     assert [e.format for e in Catalogue(tmp_path / "out").all_entries()] == ["invalid device ordinal given to the allocator"]
+
+
+def _write_two_forms(tmp_path: Path, out: Path, name: str = "vllm") -> list[Release]:
+    """Two releases of one message: the variable renamed and the exception type changed between them."""
+    for ref, body in (("a", 'def f(rank):\n    raise RuntimeError(f"rank {rank} lost its peer after the barrier")\n'),
+                      ("b", 'class C:\n    def f(self):\n        raise ValueError(f"rank {self.rank} lost its peer after the barrier")\n')):
+        (tmp_path / ref).mkdir(parents=True, exist_ok=True)
+        (tmp_path / ref / "m.py").write_text(body)
+
+    def files(release):
+        yield "m.py", (tmp_path / release.ref / "m.py").read_text()
+
+    releases = [Release("1", "a", "c" * 40, "2024-01-01"), Release("2", "b", "d" * 40, "2024-06-01")]
+    write([ProjectInput(name, "x/y", "t", releases, sites_of_files(files))], out, log=lambda s: None)
+    return releases
+
+
+def test_one_entry_per_message_text_with_every_forms_sites(tmp_path):
+    _write_two_forms(tmp_path, tmp_path / "out")
+    (entry,) = Catalogue(tmp_path / "out").all_entries()
+    assert entry.format == "rank {self_rank} lost its peer after the barrier"  # the newest form's names
+    assert [(s.first, s.last, s.kind, s.function) for s in entry.sites] == [
+        (0, 0, "RuntimeError", "f"), (1, 1, "ValueError", "C.f")]
+    assert entry.kind == "ValueError" and entry.kinds == {"RuntimeError", "ValueError"}
+    from mltriage.catalogue.generate.build import entry_id
+
+    assert entry.id == entry_id("vllm", "rank {rank} lost its peer after the barrier")  # placeholder names do not count
+    (match,) = match_line("RuntimeError: rank 3 lost its peer after the barrier", Catalogue(tmp_path / "out"))
+    assert match.site().kind == "RuntimeError" and match.site().first == 0  # the exception type picks its site
+
+
+def test_regeneration_is_byte_for_byte_and_per_project(tmp_path):
+    from mltriage.catalogue.generate.build import builders_from_data, write_project
+
+    out = tmp_path / "out"
+    _write_two_forms(tmp_path, out, "vllm")
+    releases = _write_two_forms(tmp_path, out, "deepspeed")
+    snapshot = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert {p.parts[0] for p in snapshot} == {"vllm", "deepspeed"}
+    _write_two_forms(tmp_path, out, "vllm")  # one project regenerated: every byte the same, the other untouched
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == snapshot
+    # rebuilt from its own entries (no sources), the project's data is the same bytes again
+    builders, figures = builders_from_data("vllm", out, releases)
+    project = ProjectInput("vllm", "x/y", "t", releases, lambda r: [])
+    write_project(project, builders, figures, tmp_path / "rebuilt")
+    rebuilt = tmp_path / "rebuilt" / "vllm"
+    assert sorted(p.name for p in rebuilt.iterdir()) == sorted(p.name for p in snapshot if p.parts[0] == "vllm")
+    for p in rebuilt.iterdir():
+        assert p.read_bytes() == snapshot[Path("vllm") / p.name], p.name
+
+
+def test_releases_are_ordered_by_date_with_each_line_kept_together():
+    from mltriage.catalogue.generate.sources import release_order
+
+    # Megatron-LM's tags (commit dates from its mirror): v1.0, v2.x, 23.04, core_v0.4.0 ... and core_v0.12.3
+    # (2025-08-08), a maintenance release of the 0.12 line after 0.13.0 (2025-07-25)
+    tags = [("0.4.0", "2023-12-11"), ("1.0", "2020-04-21"), ("0.12.3", "2025-08-08"), ("23.04", "2023-05-11"),
+            ("0.13.0", "2025-07-25"), ("2.6", "2021-08-27"), ("0.12.0", "2025-05-06")]
+    ordered = [r.name for r in release_order([Release(n, n, None, d) for n, d in tags])]
+    assert ordered == ["1.0", "2.6", "23.04", "0.4.0", "0.12.0", "0.12.3", "0.13.0"]
+
+
+def test_ranges_read_in_release_order(tmp_path):
+    out = tmp_path / "out"
+    for name, body in (("1.0", 'raise RuntimeError("the pipeline schedule lost a microbatch")\n'),
+                       ("0.4.0", 'raise RuntimeError("the pipeline schedule lost a microbatch")\n')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.py").write_text(body)
+    releases = [Release("1.0", "v1.0", None, "2020-04-21"), Release("0.4.0", "core_v0.4.0", None, "2023-12-11")]
+
+    def files(release):
+        yield "m.py", (tmp_path / release.name / "m.py").read_text()
+
+    write([ProjectInput("megatron", "x/y", "t", releases, sites_of_files(files))], out, log=lambda s: None)
+    built = Catalogue(out)
+    (entry,) = built.all_entries()
+    assert describe_releases(built, "megatron", entry.release_indices()) == \
+        "Megatron-LM 1.0–0.4.0 (or older: the catalogue starts at Megatron-LM 1.0)"

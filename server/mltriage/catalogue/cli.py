@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
+from functools import lru_cache
 
 from mltriage.catalogue.formats import TOKEN, fill_text
-from mltriage.catalogue.match import NICE_NAMES, CatalogueMatch, describe_releases, hints_in, match_line
+from mltriage.catalogue.match import (
+    NICE_NAMES,
+    CatalogueMatch,
+    describe_releases,
+    frame_hint,
+    hints_in,
+    match_line,
+    stated_releases,
+)
 from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, Entry, default_catalogue
 from mltriage.masking import mask_secrets
 from mltriage.render import terminal_text
 
 MAX_WORD_RESULTS = 5
+MAX_SHOWN = 5  # entries printed in full; --json lists up to MAX_JSON_RESULTS
+MAX_JSON_RESULTS = 20
+MAX_LINES = 50  # lines of a pasted text looked up
 
 
 def add_arguments(parser) -> None:
@@ -51,19 +64,14 @@ def run(args, out=sys.stdout) -> int:
 
 def _search(catalogue: Catalogue, args, out) -> int:
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
-    from mltriage.engine.prefixes import parse_prefixes
-
-    results: list[tuple[Entry, CatalogueMatch | None]] = []
-    for line in [ln for ln in text.splitlines() if ln.strip()][:50]:
-        message = parse_prefixes(line).message
-        for m in match_line(message, catalogue, hints_in(line)):
-            if all(m.entry.id != e.id for e, _ in results):
-                results.append((m.entry, m))
+    results = [(m.entry, m) for m in search(text, catalogue)]
     if not results:  # not a whole message: the entries sharing the most words with it
         results = [(e, None) for e in _by_words(catalogue, text)]
     if args.json:
-        print(json.dumps([{**_entry_json(catalogue, e), "matched": m is not None,
-                           "captured": m.facts if m else {}} for e, m in results], indent=2), file=out)
+        print(json.dumps([{**_entry_json(catalogue, e), "matched": m is not None, "captured": m.facts if m else {},
+                           **({"narrowed_to": describe_releases(catalogue, e.project, m.releases),
+                               "site": _site_json(catalogue, e, m.site())} if m else {})}
+                          for e, m in results[:MAX_JSON_RESULTS]], indent=2), file=out)
         return 0 if results else 1
     if not results:
         print("No catalogue entry matches this text.", file=out)
@@ -71,48 +79,84 @@ def _search(catalogue: Catalogue, args, out) -> int:
     exact = any(m is not None for _, m in results)
     if not exact:
         print("No entry matches the whole text; the closest by shared words:\n", file=out)
-    for n, (entry, match) in enumerate(results):
+    for n, (entry, match) in enumerate(results[:MAX_SHOWN]):
         if n:
             print("\n" + "-" * 72 + "\n", file=out)
         print(_entry_text(catalogue, entry, match), file=out)
+    if len(results) > MAX_SHOWN:
+        print(f"\n({len(results) - MAX_SHOWN} more entries match less well: `--json` lists them)", file=out)
     return 0
 
 
+def search(text: str, catalogue: Catalogue) -> list[CatalogueMatch]:
+    """Every entry a pasted text's lines are, best first: ranked by what the text says (a file:line
+    in a line's prefix, the traceback frame above an exception line, the exception type, a release
+    it names), then by the text matched. An entry matched by several lines counts its best."""
+    from mltriage.engine.prefixes import parse_prefixes
+
+    lines = [ln for ln in text.splitlines() if ln.strip()][:MAX_LINES]
+    stated = stated_releases(lines, catalogue)
+    best: dict[str, CatalogueMatch] = {}
+    for n, line in enumerate(lines):
+        hints = hints_in(line)
+        frame = frame_hint(lines, n)
+        if frame is not None:
+            hints.append(frame)
+        for m in match_line(parse_prefixes(line).message, catalogue, hints, stated=stated):
+            if m.entry.id not in best or m.rank > best[m.entry.id].rank:
+                best[m.entry.id] = m
+    return sorted(best.values(), key=lambda m: (tuple(-int(r) for r in m.rank), m.entry.id))
+
+
 def _by_words(catalogue: Catalogue, text: str) -> list[Entry]:
+    """The entries whose literal text shares the most words with the text (the prebuilt word index:
+    no entry is read but those shown)."""
     words = set(TOKEN.findall(text))
     if not words:
         return []
+    least = max(2, len(words) // 2)
     scored = []
-    for entry in catalogue.all_entries():
-        shared = len(words & set(TOKEN.findall(entry.format)))
-        if shared >= max(2, len(words) // 2):
-            scored.append((shared, entry.id, entry))
+    for project in catalogue.projects:
+        index = catalogue.words(project)
+        shared: Counter[int] = Counter()
+        for word in words:
+            shared.update(index["words"].get(word, ()))
+        scored += [(count, index["ids"][n]) for n, count in shared.items() if count >= least]
     scored.sort(key=lambda t: (-t[0], t[1]))
-    return [e for _, _, e in scored[:MAX_WORD_RESULTS]]
+    return [e for e in (catalogue.entry(i) for _, i in scored[:MAX_WORD_RESULTS]) if e is not None]
 
 
 def _curated_for(entry: Entry) -> list[str]:
+    return list(_curated_for_format(entry.format))
+
+
+@lru_cache(maxsize=256)
+def _curated_for_format(fmt: str) -> tuple[str, ...]:
     """Curated encyclopedia entries that recognise this message (rendered with sample values)."""
     from mltriage.engine import diagnose_text
 
-    sample = fill_text(entry.format, lambda name: name)  # the message with each value named
+    sample = fill_text(fmt, lambda name: name)  # the message with each value named
     diagnosis = diagnose_text(sample.splitlines()[0] if sample else sample)
-    return sorted({f.signature for f in diagnosis.findings if not f.generic and f.signature != "catalogue"})
+    return tuple(sorted({f.signature for f in diagnosis.findings if not f.generic and f.signature != "catalogue"}))
 
 
 def _entry_json(catalogue: Catalogue, entry: Entry) -> dict:
-    releases = catalogue.releases(entry.project)
     return {
         "id": entry.id, "project": entry.project, "kind": entry.kind, "format": entry.format,
         "matchers": entry.lines, "cause": entry.cause,
         "present_in": describe_releases(catalogue, entry.project, entry.release_indices()),
-        "sites": [{"releases": [releases[s.first].name, releases[s.last].name] if releases else [s.first, s.last],
-                   "path": s.path, "line": s.line, "end_line": s.end_line, "function": s.function,
-                   "link": catalogue.link(entry, s)} for s in entry.sites],
+        "sites": [_site_json(catalogue, entry, s) for s in entry.sites],
         "curated": _curated_for(entry),
         "prose": (lambda p: p and {"meaning": p.meaning, "when": p.when, "solutions": p.solutions,
                                    "example_fix": p.example_fix})(prose_for(entry.id)),
     }
+
+
+def _site_json(catalogue: Catalogue, entry: Entry, s) -> dict:
+    releases = catalogue.releases(entry.project)
+    return {"releases": [releases[s.first].name, releases[s.last].name] if releases else [s.first, s.last],
+            "path": s.path, "line": s.line, "end_line": s.end_line, "function": s.function,
+            "kind": s.kind or entry.kind, "cause": s.cause, "link": catalogue.link(entry, s)}
 
 
 def _entry_text(catalogue: Catalogue, entry: Entry, match: CatalogueMatch | None) -> str:
@@ -141,7 +185,8 @@ def _entry_text(catalogue: Catalogue, entry: Entry, match: CatalogueMatch | None
     for s in sorted(entry.sites, key=lambda s: -s.last)[:12]:
         span = f"{s.line}-{s.end_line}" if s.end_line != s.line else str(s.line)
         names = f"{releases[s.first].name}–{releases[s.last].name}" if s.first != s.last else releases[s.first].name
-        lines.append(f"  {names}: {s.path}:{span}" + (f" in {s.function}" if s.function else ""))
+        kind = f" ({s.kind})" if s.kind and s.kind != entry.kind else ""
+        lines.append(f"  {names}: {s.path}:{span}" + (f" in {s.function}" if s.function else "") + kind)
         link = catalogue.link(entry, s)
         if link:
             lines.append(f"      {link}")
@@ -166,8 +211,8 @@ def _list(catalogue: Catalogue, args, out) -> int:
             print(f"mltriage: {args.project} has no release {args.release!r} in the catalogue "
                   f"(covered: {releases[0].name} … {releases[-1].name})", file=sys.stderr)
             return 2
-    entries = [e for e in catalogue.all_entries() if e.project == args.project
-               and (index is None or any(s.first <= index <= s.last for s in e.sites))]
+    entries = [e for e in catalogue.all_entries(args.project)
+               if index is None or any(s.first <= index <= s.last for s in e.sites)]
     entries.sort(key=lambda e: (e.kind, e.format))
     if args.json:
         print(json.dumps([{"id": e.id, "kind": e.kind, "format": e.format} for e in entries], indent=1), file=out)

@@ -1,8 +1,10 @@
 """Which catalogue entries a log line is, and which releases the log can come from.
 
 A line is cut into words; the words that index entries pick the candidates; each candidate's line
-matchers are tried with a time limit. The most specific match (the most literal text matched)
-wins; equally specific matches from several projects (a vendored copy) are all kept.
+matchers are tried with a time limit. Every entry that matches is kept (a message whose later
+release turned a literal into a value matches both entries, and the log may come from either),
+ranked by what the log itself says: a file:line hint that lands on one of the entry's sites, the
+exception type, a release the log states, then the literal text matched.
 
 Releases are narrowed by every catalogued line together (a log printed all of them, so its
 release has them all) and by file:line hints that log prefixes carry (NCCL's
@@ -19,15 +21,20 @@ from mltriage.catalogue.formats import MIN_LITERAL_CHARS, TOKEN
 from mltriage.catalogue.store import Catalogue, Entry, Site
 from mltriage.numbers import parse_int
 
-MATCH_TIMEOUT_S = 0.02
-MAX_CANDIDATES = 200  # a line that names hundreds of indexed words is not a message: try the first ones
+MATCH_TIMEOUT_S = 0.02  # (a wall-clock limit: a pathological line costs its match, see the README)
+MAX_MESSAGE = 4096  # characters of a line matched (a message is shorter; a longer line is a dump)
+# A line that names hundreds of indexed words is not a message: at most this many matchers are tried on
+# it, of candidates that hold the matcher's longest literal (a substring test, at most MAX_ANCHOR_TESTS).
+# Counts, not time: the same line finds the same entries on a busy machine.
+MAX_CANDIDATES = 200
+MAX_ANCHOR_TESTS = 20_000
 NICE_NAMES = {"nccl": "NCCL", "vllm": "vLLM", "deepspeed": "DeepSpeed", "megatron": "Megatron-LM",
               "accelerate": "accelerate", "transformers": "transformers", "pytorch": "PyTorch",
               "libtorch": "PyTorch C++", "tensorrt-llm": "TensorRT-LLM"}
 
 # file:line hints in the prefixes and bodies of log lines
 _HINTS = [
-    re.compile(r"(?P<file>[\w./-]+\.(?:cc|cu|cpp|h|hpp)):(?P<line>\d+) NCCL (?:WARN|INFO)"),
+    re.compile(r"(?P<file>[\w./-]+\.(?:cc|cu|cpp|h|hpp)):(?P<line>\d+)(?: \([\w:~<>]+\))? NCCL (?:WARN|INFO)"),  # v2.30.7: "(func)"
     re.compile(r"^\[[IWEF] (?:[\d-]+ [\d:.]+ )?(?:\d+ )?(?P<file>[\w.-]+\.(?:cpp|cc|h)):(?P<line>\d+)\]"),
     re.compile(r"\[(?P<file>[\w./-]+\.py):(?P<line>\d+)(?::\w+)?\]"),  # vLLM [file.py:N], DeepSpeed [file.py:N:func]
     re.compile(r"^(?P<file>/?[\w./-]+\.py):(?P<line>\d+): \w*Warning"),
@@ -41,7 +48,7 @@ _HINTS = [
 _WRAPPERS = re.compile(
     r"""(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort)(?:\[[^\]]*\])?:[ ]
       | \S+?:\d+:[ ]\w*Warning:[ ]
-      | [\w./-]+\.\w+:\d+[ ]NCCL[ ](?:WARN|INFO)[ ]
+      | [\w./-]+\.\w+:\d+(?:[ ]\([\w:~<>]+\))?[ ]NCCL[ ](?:WARN|INFO)[ ]
       | NCCL[ ](?:WARN|INFO)[ ]
       | \[[IWEF][ ][^\]]{1,200}\][ ]
       | \[c10d\][ ]
@@ -81,9 +88,78 @@ class CatalogueMatch:
     specificity: int  # literal characters matched
     hint: Hint | None = None
     releases: set[int] = field(default_factory=set)  # narrowed by hints and the whole log
+    complete: bool = False  # the match reaches the end of the line
+    # (hint lands on a site, exception type agrees, a stated release agrees, complete, literal characters,
+    # newest release): what the log says for this entry, compared in this order
+    rank: tuple = ()
+
+    exception: str | None = None  # the exception type the line names
 
     def sites_in(self, releases: set[int]) -> list[Site]:
         return [s for s in self.entry.sites if any(s.first <= r <= s.last for r in releases)]
+
+    def site(self, releases: set[int] | None = None) -> Site:
+        """The site this line most likely comes from: in ``releases`` (default: the match's), the one
+        its hint lands on, of the exception type it names, the newest."""
+        sites = self.sites_in(self.releases if releases is None else releases) or self.entry.sites
+        if self.hint is not None:
+            sites = [s for s in sites if _lands(self.hint, s)] or sites
+        if self.exception is not None:
+            sites = [s for s in sites if (s.kind or self.entry.kind) == self.exception] or sites
+        return max(sites, key=lambda s: (s.last, s.first, s.path, s.line))
+
+
+# "NCCL INFO NCCL version 2.28.9+cuda13.0", c10d's "..., NCCL version 2.12.10", vLLM's start-up banner,
+# DeepSpeed's "DeepSpeed info: version=0.19.8": the log saying which release it is
+STATED = {
+    "nccl": re.compile(r"\bNCCL version (\d+\.\d+\.\d+)"),
+    "vllm": re.compile(r"\bvLLM (?:API server )?version (\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\b"
+                       r"|LLM engine \(v(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\)"),
+    "deepspeed": re.compile(r"DeepSpeed info: version=(\d+\.\d+\.\d+)"),
+}
+
+
+def stated_releases(texts, catalogue: Catalogue) -> dict[str, set[int]]:
+    """Per project, the releases the text names itself (one version per project; two different ones name none)."""
+    stated: dict[str, set[str]] = {}
+    for text in texts:
+        for project, pattern in STATED.items():
+            m = pattern.search(text)
+            if m:
+                stated.setdefault(project, set()).add(next(g for g in m.groups() if g))
+    out = {}
+    for project, versions in stated.items():
+        if len(versions) != 1:
+            continue
+        (version,) = versions
+        names = [r.name for r in catalogue.releases(project)]
+        match = {i for i, name in enumerate(names) if name == version or name.startswith(version + "-")}
+        if match:
+            out[project] = match
+    return out
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def frame_hint(lines: list[str], before: int) -> Hint | None:
+    """The innermost traceback frame above line ``before``: the file and line that raised what follows."""
+    for text in reversed(lines[max(0, before - 64):before]):
+        m = _FRAME.match(text)
+        if m:
+            line = parse_int(m.group("line"))
+            return Hint(m.group("file"), line) if line is not None else None
+    return None
+
+
+_EXCEPTION = re.compile(r"\s*(?:[\w.]+\.)?(?P<kind>[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort))"
+                        r"(?:\[[^\]]*\])?: ")
+
+
+def exception_type(message: str) -> str | None:
+    """``RuntimeError`` of ``torch.RuntimeError: ...``: the type a message line is raised as."""
+    m = _EXCEPTION.match(message)
+    return m.group("kind") if m else None
 
 
 def hints_in(text: str) -> list[Hint]:
@@ -96,18 +172,26 @@ def hints_in(text: str) -> list[Hint]:
     return out
 
 
-def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = None) -> list[CatalogueMatch]:
-    """The most specific entries this message is an instance of (none when it is no catalogued message)."""
+def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = None, kind: str | None = None,
+               stated: dict[str, set[int]] | None = None) -> list[CatalogueMatch]:
+    """Every entry this message is an instance of, best first (none when it is no catalogued message).
+    ``kind``: the exception type the log names; ``stated``: per project, the releases the log says it runs."""
     if not catalogue.available or not message.strip():
         return []
-    words = set(TOKEN.findall(message[:4096]))
+    message = message[:MAX_MESSAGE]
+    words = set(TOKEN.findall(message))
     starts = message_starts(message)
+    end = len(message.rstrip())
     found: list[CatalogueMatch] = []
-    for entry in catalogue.candidates(words)[:MAX_CANDIDATES]:
-        anchors = entry.anchors
+    tried = 0
+    for entry in catalogue.candidates(words)[:MAX_ANCHOR_TESTS]:
+        runs = entry.literal_runs
+        if tried >= MAX_CANDIDATES:
+            break
         for n, pattern in enumerate(entry.lines):
-            if pattern is None or (n < len(anchors) and anchors[n] not in message):
-                continue
+            if pattern is None or (n < len(runs) and not all(run in message for run in runs[n])):
+                continue  # an output of this line holds every literal run of it verbatim
+            tried += 1
             matcher = entry.matchers[n]
             m = _anchored(matcher, message, starts, floating=entry.floating(n))
             if m is None:
@@ -116,24 +200,43 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
             if specificity < MIN_LITERAL_CHARS:
                 continue  # a line of a message that is mostly values (" {x}.") says nothing on its own
             facts = {k: v.strip()[:200] for k, v in m.groupdict().items() if v and v.strip()}
-            found.append(CatalogueMatch(entry, n, facts, specificity))
+            found.append(CatalogueMatch(entry, n, facts, specificity, complete=m.end() >= end))
             break
     if not found:
         return []
-    best = max(f.specificity for f in found)
-    kept = [f for f in found if f.specificity == best]
-    for match in kept:
+    for match in found:
         match.releases = match.entry.release_indices()
         for hint in hints or ():
             narrowed = _narrow_by_hint(match.entry, hint)
             if narrowed:
                 match.hint, match.releases = hint, narrowed
                 break
-    return kept
+    exception = kind.rpartition(".")[2] if kind else exception_type(message)
+    for match in found:
+        match.exception = exception
+        said = match.releases & (stated or {}).get(match.entry.project, set())
+        if said:  # the log names its release: this line is that release's site
+            match.releases = said
+        match.rank = (match.hint is not None,
+                      exception is not None and exception in match.entry.kinds,
+                      bool(said),
+                      match.complete, match.specificity, max(match.releases, default=-1))
+    found.sort(key=lambda m: (tuple(-int(r) for r in m.rank), m.entry.id))
+    return found
+
+
+def consistent(matches: list[CatalogueMatch]) -> list[CatalogueMatch]:
+    """The matches a line's releases come from: those its file:line hint lands on, where it lands on
+    any; else those that account for the whole line (an older, shorter form of the message matches
+    the start of a newer one's output, but never printed the rest)."""
+    hinted = [m for m in matches if m.hint is not None]
+    return hinted or [m for m in matches if m.complete] or matches
 
 
 def _anchored(matcher, message: str, starts: list[int], floating: bool):
     """The matcher at a place a message can start (anywhere, for a format that begins with a value)."""
+    if matcher is None:
+        return None
     try:
         if floating:
             return matcher.search(message, timeout=MATCH_TIMEOUT_S)
@@ -149,9 +252,14 @@ def _anchored(matcher, message: str, starts: list[int], floating: bool):
 def _narrow_by_hint(entry: Entry, hint: Hint) -> set[int]:
     out: set[int] = set()
     for site in entry.sites:
-        if same_file(hint.file, site.path) and site.line <= hint.line <= max(site.end_line, site.line):
+        if _lands(hint, site):
             out.update(range(site.first, site.last + 1))
     return out
+
+
+def _lands(hint: Hint, site: Site) -> bool:
+    """A hint names this site: its file, and a line of the call's span (compilers and loggers report either end)."""
+    return same_file(hint.file, site.path) and site.line <= hint.line <= max(site.end_line, site.line)
 
 
 def same_file(seen: str, site_path: str) -> bool:
@@ -166,10 +274,11 @@ def same_file(seen: str, site_path: str) -> bool:
 
 def narrow_releases(matches: list[list[CatalogueMatch]]) -> dict[str, set[int]]:
     """Per project, the releases that hold every catalogued line of the log (each line counts once,
-    with the releases of any of its equally good matches). A line that contradicts the others is left
-    out rather than emptying the answer."""
+    with the releases of any entry it may be: see ``consistent``). A line that contradicts the others
+    is left out rather than emptying the answer."""
     by_project: dict[str, set[int] | None] = {}
-    for alternatives in matches:
+    for line_matches in matches:
+        alternatives = consistent(line_matches)
         per_line: dict[str, set[int]] = {}
         for m in alternatives:
             per_line.setdefault(m.entry.project, set()).update(m.releases)
@@ -183,12 +292,13 @@ def narrow_releases(matches: list[list[CatalogueMatch]]) -> dict[str, set[int]]:
 
 
 def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) -> str:
-    """``vLLM 0.5.4–0.10.1``: runs of releases consecutive in version order (at most three runs).
-    A run that reaches the oldest release catalogued says the log may be older still; for a project
-    whose releases are a sample of upstream's (PyTorch's C++ side), which ones were read is said
-    instead: its runs skip releases nobody read."""
+    """``vLLM 0.5.4–0.10.1``: runs of releases consecutive in the project's release order (by date:
+    ``generate.sources.release_order``; at most three runs). A run that reaches the oldest release
+    catalogued says the log may be older still; for a project whose releases are a sample of
+    upstream's (PyTorch's C++ side), which ones were read is said instead: its runs skip releases
+    nobody read."""
     names = [r.name for r in catalogue.releases(project)]
-    order = sorted(range(len(names)), key=lambda i: version_key(names[i]))
+    order = range(len(names))
     runs: list[list[int]] = []
     previous_in = False
     for i in order:
@@ -215,7 +325,3 @@ def describe_releases(catalogue: Catalogue, project: str, releases: set[int]) ->
     older = f" (or older: the catalogue starts at {nice} {names[order[0]]})" if runs[0][0] == order[0] else ""
     return f"{nice} {', '.join(parts)}{more}{older}"
 
-
-def version_key(name: str) -> tuple[int, ...]:
-    """A release name's numbers, for ordering by version (``2.18.6-1`` after ``2.18.5-1``)."""
-    return tuple(int(n) for n in re.findall(r"\d+", name)[:6])

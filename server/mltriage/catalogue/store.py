@@ -1,7 +1,8 @@
-"""The catalogue's data, read lazily: an index of key words, and entry shards loaded on first use.
+"""The catalogue's data, read lazily: per project, an index of key words, and entry shards loaded on first use.
 
-Nothing is read until a line asks; a line's words pick the few shards (of 256) that can hold an
-entry for it, so a diagnosis that meets three unexplained error lines reads three small files.
+Nothing is read until a line asks; a line's words pick the few shards that can hold an entry for
+it, so a diagnosis that meets three unexplained error lines reads a handful of small files. Each
+project is a folder of its own (``data/<project>/``): regenerating one leaves the others as they are.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import regex
 from mltriage.catalogue.formats import text_parts
 
 DATA = Path(os.environ.get("MLTRIAGE_CATALOGUE", Path(__file__).resolve().parent / "data"))
+SCHEMA = "mltriage.catalogue/v2"
 MIN_FLOATING_LITERAL = 24  # literal characters a value-first format needs to be matched anywhere in a line
 GITHUB = "https://github.com/{repo}/blob/{ref}/{path}#L{line}{end}"
 
@@ -41,6 +43,8 @@ class Site:
     line: int
     end_line: int
     function: str | None
+    kind: str | None = None  # exception type or log level at this site
+    cause: str | None = None  # the NCCL result code returned after it, or the chained cause (``from e``)
 
 
 @dataclass
@@ -56,16 +60,21 @@ class Entry:
 
     @cached_property
     def matchers(self) -> list[regex.Pattern | None]:
-        return [regex.compile(p) if p else None for p in self.lines]
+        return [_compile(p) if p else None for p in self.lines]
 
     @cached_property
     def anchors(self) -> list[str]:
         """Per output line, its longest run of literal non-space text: any output of that line holds it
         verbatim (only whitespace is flexible), so a line without it is rejected before any regex."""
+        return [runs[0] if runs else "" for runs in self.literal_runs]
+
+    @cached_property
+    def literal_runs(self) -> list[tuple[str, ...]]:
+        """Per output line, every run of literal non-space text, longest first: an output holds them all."""
         out = []
         for line in self.format.split("\n"):
-            runs = [run for piece in text_parts(line) if isinstance(piece, str) for run in piece.split()]
-            out.append(max(runs, key=len) if runs else "")
+            runs = {run for piece in text_parts(line) if isinstance(piece, str) for run in piece.split()}
+            out.append(tuple(sorted(runs, key=lambda r: (-len(r), r))))
         return out
 
     def floating(self, line: int) -> bool:
@@ -81,6 +90,11 @@ class Entry:
             out.append(bool(parts) and not isinstance(parts[0], str) and literal >= MIN_FLOATING_LITERAL)
         return out
 
+    @cached_property
+    def kinds(self) -> frozenset[str]:
+        """Every kind (exception type or log level) a site of this message has."""
+        return frozenset({self.kind, *(s.kind for s in self.sites if s.kind)})
+
     def release_indices(self) -> set[int]:
         return {i for s in self.sites for i in range(s.first, s.last + 1)}
 
@@ -88,46 +102,59 @@ class Entry:
 class Catalogue:
     def __init__(self, data: Path = DATA) -> None:
         self.data = data
-        self._shards: dict[int, dict[str, list[Entry]]] = {}
+        self._shards: dict[tuple[str, int], dict[str, list]] = {}
+
+    @cached_property
+    def _folders(self) -> list[Path]:
+        try:
+            return sorted(p.parent for p in self.data.glob("*/index.json.gz"))
+        except OSError:
+            return []
 
     @cached_property
     def available(self) -> bool:
-        return (self.data / "index.json.gz").is_file()
+        return bool(self._folders)
 
     @cached_property
-    def _index(self) -> dict:
-        try:
-            with gzip.open(self.data / "index.json.gz", "rt", encoding="utf-8") as fh:
-                return json.load(fh)
-        except (OSError, ValueError, EOFError):
-            return {"shards": 1, "keys": []}
+    def _indexes(self) -> dict[str, dict]:
+        """Per project, its shard count and key words (a damaged index costs that project only)."""
+        out = {}
+        for folder in self._folders:
+            try:
+                with gzip.open(folder / "index.json.gz", "rt", encoding="utf-8") as fh:
+                    doc = json.load(fh)
+                out[folder.name] = {"shards": int(doc["shards"]), "keys": frozenset(doc["keys"])}
+            except (OSError, ValueError, EOFError, KeyError, TypeError):
+                continue
+        return out
 
     @cached_property
     def keys(self) -> frozenset[str]:
-        return frozenset(self._index["keys"])
+        return frozenset().union(*(i["keys"] for i in self._indexes.values()))
 
     @cached_property
     def projects(self) -> dict[str, dict]:
-        try:
-            doc = json.loads((self.data / "releases.json").read_text())
-        except (OSError, ValueError):
-            return {}
-        out = doc.get("projects", {})
-        for name, project in out.items():
-            project["releases"] = [Release(*row) for row in project["releases"]]
-            project["coverage"] = doc.get("coverage", {}).get(name, {})
+        out = {}
+        for folder in self._folders:
+            try:
+                doc = json.loads((folder / "releases.json").read_text())
+                doc["releases"] = [Release(*row) for row in doc["releases"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            out[folder.name] = doc
         return out
 
     def releases(self, project: str) -> list[Release]:
         return self.projects.get(project, {}).get("releases", [])
 
-    def _shard(self, n: int) -> dict[str, list]:
+    def _shard(self, project: str, n: int) -> dict[str, list]:
         """key -> its entries: raw JSON text until a line asks for that key, then ``Entry``s."""
-        shard = self._shards.get(n)
+        shard = self._shards.get((project, n))
         if shard is None:
-            shard = self._shards[n] = {}
+            shard = self._shards[(project, n)] = {}
             try:
-                text = zlib.decompress((self.data / f"shard-{n:02d}.jsonl.gz").read_bytes(), 31).decode("utf-8")
+                path = self.data / project / f"shard-{n:02d}.jsonl.gz"
+                text = zlib.decompress(path.read_bytes(), 31).decode("utf-8")
             except (OSError, ValueError, zlib.error, UnicodeDecodeError):
                 return shard  # a damaged shard costs its entries, never the diagnosis
             for row in text.splitlines():
@@ -148,25 +175,53 @@ class Catalogue:
         return docs
 
     def candidates(self, words: set[str]) -> list[Entry]:
-        """Entries indexed under any of these words (a line's tokens)."""
+        """Entries indexed under any of these words (a line's tokens), project by project."""
         out: dict[str, Entry] = {}  # a message whose lines share a line's words is one candidate
-        n = self._index["shards"]
-        for word in sorted(words & self.keys):
-            for entry in self._entries(self._shard(shard_of(word, n)), word):
-                out.setdefault(entry.id, entry)
+        for project, index in self._indexes.items():
+            for word in sorted(words & index["keys"]):
+                for entry in self._entries(self._shard(project, shard_of(word, index["shards"])), word):
+                    out.setdefault(entry.id, entry)
         return list(out.values())
 
-    def all_entries(self):
+    def all_entries(self, project: str | None = None):
         """Every entry once (an entry of several lines is filed under each line's key)."""
-        for n in range(self._index["shards"]):
-            shard = self._shard(n)
-            for key in list(shard):
-                for entry in self._entries(shard, key):
-                    if entry.keys[0] == key:
-                        yield entry
+        for name, index in self._indexes.items():
+            if project is not None and name != project:
+                continue
+            for n in range(index["shards"]):
+                shard = self._shard(name, n)
+                for key in list(shard):
+                    for entry in self._entries(shard, key):
+                        if entry.keys[0] == key:
+                            yield entry
 
     def entry(self, entry_id: str) -> Entry | None:
-        return next((e for e in self.all_entries() if e.id == entry_id), None)
+        """One entry by id: the words index names its first key, so one shard is read."""
+        project = entry_id.rpartition("-")[0]
+        index, words = self._indexes.get(project), self.words(project)
+        position = self._positions(project).get(entry_id)
+        if index is None or position is None:
+            return None
+        key = words["keys"][position]
+        shard = self._shard(project, shard_of(key, index["shards"]))
+        return next((e for e in self._entries(shard, key) if e.id == entry_id), None)
+
+    def _positions(self, project: str) -> dict[str, int]:
+        cache = self.__dict__.setdefault("_position_maps", {})
+        if project not in cache:
+            cache[project] = {entry_id: n for n, entry_id in enumerate(self.words(project).get("ids", []))}
+        return cache[project]
+
+    def words(self, project: str) -> dict:
+        """A project's prebuilt word index: ``ids`` (its entries) and ``words`` (word -> positions in ids)."""
+        cache = self.__dict__.setdefault("_words", {})
+        if project not in cache:
+            try:
+                with gzip.open(self.data / project / "words.json.gz", "rt", encoding="utf-8") as fh:
+                    cache[project] = json.load(fh)
+            except (OSError, ValueError, EOFError):
+                cache[project] = {"ids": [], "keys": [], "words": {}}
+        return cache[project]
 
     def link(self, entry: Entry, site: Site, release: int | None = None) -> str | None:
         """The line on GitHub at a pinned commit (the newest release of the range unless one is named)."""
@@ -181,6 +236,13 @@ class Catalogue:
 def shard_of(key: str, shards: int) -> int:
     """The shard a key word's entries are filed in (the generator writes, the reader reads, by this)."""
     return zlib.crc32(key.encode()) % shards
+
+
+def _compile(pattern: str) -> regex.Pattern | None:
+    try:
+        return regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError):  # a damaged entry costs that entry
+        return None
 
 
 def _entry(doc: dict) -> Entry:

@@ -4,7 +4,9 @@ Three things, in this order:
 1. every finding's own message line is looked up, so a curated entry also shows where the source
    raises it, and a generic one (any exception, any CUDA error) says which project and function;
 2. error and warning lines that nothing explained become findings of their own when the catalogue
-   knows them ("RuntimeError raised by vLLM in gpu_p2p_access_check ..."); unknown ones stay quiet;
+   knows them ("RuntimeError raised by vLLM in gpu_p2p_access_check ..."); unknown ones stay quiet,
+   except an NCCL ``WARN`` followed by its error chain (``file:line -> N`` lines of the same thread):
+   that is where an NCCL call failed, an error whether or not the catalogue knows its message;
 3. the releases the log can come from, narrowed by all catalogued lines together.
 Curated findings always outrank catalogue findings (these are generic).
 """
@@ -13,7 +15,10 @@ from __future__ import annotations
 
 import re
 
-from mltriage.catalogue.formats import fill_text
+from bisect import bisect_right
+from collections import defaultdict
+
+from mltriage.catalogue.formats import MIN_LITERAL_CHARS, fill_text
 from mltriage.catalogue.match import (
     NICE_NAMES,
     CatalogueMatch,
@@ -23,10 +28,12 @@ from mltriage.catalogue.match import (
     match_line,
     narrow_releases,
     same_file,
+    stated_releases,
 )
+from mltriage.catalogue.nccl import WARN_SITE, describe_result, result_name
 from mltriage.catalogue.prose import prose_for
 from mltriage.catalogue.store import Catalogue, default_catalogue
-from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE, CatalogueLine, CatalogueLines
+from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE, CatalogueLine, CatalogueLines, ChainLine
 from mltriage.engine.findings import NEARBY_LINES, message_level
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.masking import mask_secrets
@@ -36,6 +43,8 @@ from mltriage.numbers import parse_int
 MIN_FRAMELESS_LITERAL = 32  # literal characters a fixed exception message needs to be named without its frames
 MIN_OWN_LITERAL = 20  # literal characters matched for a line to become a catalogue finding of its own
 CATALOGUE_CONFIDENCE = {"error": 0.5, "warning": 0.4}
+CHAIN_CONFIDENCE = 0.6  # a WARN whose result the log shows passed up the stack: NCCL itself says the call failed
+CHAIN_GAP = 64  # lines from a WARN to the first step of its chain, and between steps (other threads interleave)
 ERROR_KINDS = ("critical", "error")
 WARNING_KINDS = ("warning", "warn")
 MAX_LOOKUPS = 500  # catalogue lookups per kind of candidate (findings, error lines, other lines)
@@ -53,6 +62,7 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
         return [], {}, False
     spent = 0
     stopped = False
+    stated = _stated_releases(lines, catalogue)  # "NCCL version 2.10.3" picks that release's site
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
     framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings if _raising_frame(f)}
@@ -64,32 +74,41 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
                 (finding.facts.get("exception_type"), finding.facts.get("exception_message")) in framed - {(None, None)}:
             continue  # the same exception's traceback elsewhere in the log decides (its frames name the raiser)
         spent += 1
-        matches = _lookup_finding(finding, catalogue)
+        matches = _lookup_finding(finding, catalogue, stated)
         if matches:
             per_line.append(matches)
             refs.append((finding, matches))
     new: list[tuple[Finding, list[CatalogueMatch]]] = []
+    chains = warn_chains(lines)
     for line in lines.errors[:MAX_LOOKUPS] + lines.others[:MAX_LOOKUPS]:
         if spent >= LOOKUP_BUDGET:
             stopped = True
             break  # (error lines first: they are what the budget is spent on)
-        if _explained(line, findings):
+        explainer = _explained(line, findings)
+        if explainer is not None:
+            if id(line) in chains and explainer.line == line.line:  # a curated WARN: its chain's result joins it
+                _add_chain(explainer, line, chains[id(line)])
             continue
         spent += 1
         message = line.context.message
-        matches = match_line(message, catalogue, hints_in(line.text))
+        chain = chains.get(id(line))
+        matches = match_line(message, catalogue, hints_in(line.text), stated=stated)
         # a finding of its own needs a message that is someone's in particular, not a few common words
-        matches = [m for m in matches if m.entry.kind.lower() not in ("info", "debug") and m.specificity >= MIN_OWN_LITERAL]
-        if not matches:
+        # (a WARN whose chain follows is NCCL's own failure: its site is named on less text)
+        least = MIN_LITERAL_CHARS if chain else MIN_OWN_LITERAL
+        matches = [m for m in matches if m.entry.kind.lower() not in ("info", "debug") and m.specificity >= least]
+        if matches:
+            per_line.append(matches)
+        elif not chain:
             continue
-        per_line.append(matches)
-        finding = _finding_for(line, matches[0])
+        finding = _finding_for(line, matches[0] if matches else None, chain)
         if finding is not None:
             new.append((finding, matches))
     narrowed = narrow_releases(per_line)
-    narrowed.update(_stated_releases(lines, catalogue))
+    narrowed.update(stated)
     for finding, matches in refs + new:
-        finding.catalogue = _ref(catalogue, _best(matches, narrowed), narrowed)
+        if matches:
+            finding.catalogue = _ref(catalogue, _best(matches, narrowed), narrowed)
     for finding, _ in refs:
         if finding.generic and finding.catalogue is not None:
             finding.notes.insert(0, describe_source(finding.catalogue))
@@ -98,33 +117,9 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
     return [f for f, _ in new], {p: describe_releases(catalogue, p, r) for p, r in sorted(narrowed.items())}, stopped
 
 
-# "NCCL INFO NCCL version 2.28.9+cuda13.0", c10d's "..., NCCL version 2.12.10", vLLM's start-up banner,
-# DeepSpeed's "DeepSpeed info: version=0.19.8": the log saying which release it is
-_STATED = {
-    "nccl": re.compile(r"\bNCCL version (\d+\.\d+\.\d+)"),
-    "vllm": re.compile(r"\bvLLM (?:API server )?version (\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\b|LLM engine \(v(\d+\.\d+\.\d+(?:\.post\d+|\.\d+)?)\)"),
-    "deepspeed": re.compile(r"DeepSpeed info: version=(\d+\.\d+\.\d+)"),
-}
-
-
 def _stated_releases(lines: CatalogueLines, catalogue: Catalogue) -> dict[str, set[int]]:
-    """Releases the log names itself (one version per project; two different ones name none)."""
-    stated: dict[str, set[str]] = {}
-    for line in lines.lines:
-        for project, pattern in _STATED.items():
-            m = pattern.search(line.context.message)
-            if m:
-                stated.setdefault(project, set()).add(next(g for g in m.groups() if g))
-    out = {}
-    for project, versions in stated.items():
-        if len(versions) != 1:
-            continue
-        (version,) = versions
-        names = [r.name for r in catalogue.releases(project)]
-        match = {i for i, name in enumerate(names) if name == version or name.startswith(version + "-")}
-        if match:
-            out[project] = match
-    return out
+    """Releases the log names itself (``catalogue.match.STATED``)."""
+    return stated_releases((line.context.message for line in lines.lines), catalogue)
 
 
 def _raising_frame(finding: Finding) -> str | None:
@@ -132,7 +127,7 @@ def _raising_frame(finding: Finding) -> str | None:
     return finding.facts.get("raised_in") or finding.facts.get("user_frame")
 
 
-def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMatch]:
+def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, set[int]]) -> list[CatalogueMatch]:
     hints: list[Hint] = []
     raising_file = None  # the traceback's innermost frame: the file whose raise this is
     raised_in = _raising_frame(finding)
@@ -150,9 +145,9 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMat
     kind = finding.facts.get("exception_type")
     if not message:
         return []
-    matches = match_line(message, catalogue, hints)
+    matches = match_line(message, catalogue, hints, kind=kind, stated=stated)
     if kind:  # an exception is the site that raises its type; the same words logged elsewhere are not it
-        matches = [m for m in matches if m.entry.kind == kind.rpartition(".")[2]]
+        matches = [m for m in matches if kind.rpartition(".")[2] in m.entry.kinds]
     if raising_file:  # a plain "list index out of range" raised by the user's own code is no library's raise
         matches = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)]
     elif kind:  # an exception line without its frames: a short fixed message may be anyone's (CPython's own)
@@ -160,13 +155,69 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue) -> list[CatalogueMat
     return matches
 
 
-def _explained(line: CatalogueLine, findings: list[Finding]) -> bool:
+def _explained(line: CatalogueLine, findings: list[Finding]) -> Finding | None:
+    """The curated finding that explains this line (its own line or one near it), if any."""
     for f in findings:
         if f.source != line.source.name or f.generic:  # a catch-all layer explains no other line
             continue
         if f.lines[0] - NEARBY_LINES <= line.line <= f.lines[1] + NEARBY_LINES and (f.rank == line.stream[1] or f.rank is None):
-            return True
-    return False
+            return f
+    return None
+
+
+def _chain_facts(line: CatalogueLine, chain: list[ChainLine]) -> dict[str, str]:
+    first, last = chain[0].step, chain[-1].step
+    warned = WARN_SITE.match(line.context.message)
+    facts = {"nccl_warn_site": f"{warned['file']}:{warned['line']}" if warned else "",
+             "nccl_result": result_name(first.code), "nccl_result_code": str(first.code)}
+    if last.code != first.code:
+        facts["nccl_returned"] = f"{result_name(last.code)} ({last.code})"
+    facts["nccl_chain"] = " → ".join(f"{c.step.file}:{c.step.line}" for c in chain[:12]) + \
+        (f" → … ({len(chain) - 12} more)" if len(chain) > 12 else "")
+    return facts
+
+
+def _add_chain(finding: Finding, line: CatalogueLine, chain: list[ChainLine]) -> None:
+    """A curated finding of an NCCL WARN: the result its error chain shows, as facts and a note."""
+    facts = _chain_facts(line, chain)
+    for k, v in facts.items():
+        finding.facts.setdefault(k, v)
+    finding.notes.append("NCCL's error chain:" + _chain_sentence(facts))
+
+
+def warn_chains(lines: CatalogueLines) -> dict[int, list[ChainLine]]:
+    """Each NCCL WARN line (by ``id``) that its error chain follows, and the chain: the ``-> N`` lines
+    of the same source, stream and thread after it, each within ``CHAIN_GAP`` lines of the one
+    before, up to the thread's next WARN. A WARN with no chain (NCCL_DEBUG=WARN prints none, and
+    some WARNs are followed by a retry) is left to its own level."""
+    by_thread: dict[tuple, list[ChainLine]] = defaultdict(list)
+    for step in lines.chains:
+        by_thread[(step.source, step.stream, step.thread)].append(step)
+    if not by_thread:
+        return {}
+    warns: dict[tuple, list[CatalogueLine]] = defaultdict(list)
+    for line in lines.errors:
+        if WARN_SITE.match(line.context.message):
+            warns[(line.source.name, line.stream, line.thread)].append(line)
+    out: dict[int, list[ChainLine]] = {}
+    for key, thread_warns in warns.items():
+        steps = by_thread.get(key)
+        if not steps:
+            continue
+        numbers = [s.line for s in steps]
+        thread_warns.sort(key=lambda w: w.line)
+        for n, warn in enumerate(thread_warns):
+            until = thread_warns[n + 1].line if n + 1 < len(thread_warns) else None
+            chain: list[ChainLine] = []
+            at = warn.line
+            for step in steps[bisect_right(numbers, warn.line):]:
+                if step.line - at > CHAIN_GAP or (until is not None and step.line > until):
+                    break
+                chain.append(step)
+                at = step.line
+            if chain and chain[0].step.code != 0:
+                out[id(warn)] = chain
+    return out
 
 
 def _level(match: CatalogueMatch, line: CatalogueLine) -> str | None:
@@ -182,18 +233,23 @@ def _level(match: CatalogueMatch, line: CatalogueLine) -> str | None:
     return "error" if (line.context.level in (None, "error", "critical")) else line.context.level
 
 
-def _finding_for(line: CatalogueLine, match: CatalogueMatch) -> Finding | None:
+def _finding_for(line: CatalogueLine, match: CatalogueMatch | None, chain: list[ChainLine] | None = None) -> Finding | None:
     """(Run reasoning later demotes an error the run went on from, as it does a handled traceback.)"""
-    level = _level(match, line)
+    level = "error" if chain else _level(match, line) if match else None
     if level not in ("error", "warning"):
         return None
-    entry = match.entry
+    entry = match.entry if match else None
     rank = line.stream[1]
-    facts = {k: mask_secrets(v) for k, v in match.facts.items()}
+    facts = {k: mask_secrets(v) for k, v in match.facts.items()} if match else {}
     if rank is not None:
         facts.setdefault("rank", str(rank))
+    if chain:
+        facts.update(_chain_facts(line, chain))
+        warned = WARN_SITE.match(line.context.message)
+        if warned and not entry:
+            facts["nccl_warn_message"] = mask_secrets(warned["message"].strip())[:300]
     start = line.context.offset
-    network = entry.project == "nccl" or any("/distributed/" in site.path for site in entry.sites)
+    network = entry is None or entry.project == "nccl" or any("/distributed/" in site.path for site in entry.sites)
     return Finding(
         signature=CATALOGUE_SIGNATURE,
         title="",
@@ -207,12 +263,12 @@ def _finding_for(line: CatalogueLine, match: CatalogueMatch) -> Finding | None:
         line=line.line,
         column_start=start,
         column_end=start + len(line.context.message),
-        evidence=[mask_secrets(line.text)],
+        evidence=[mask_secrets(line.text), *(mask_secrets(c.text) for c in (chain or ())[:6])],
         facts=facts,
         root_cause="",
         fix=Fix(),
         verify="",
-        confidence=CATALOGUE_CONFIDENCE[level],
+        confidence=CHAIN_CONFIDENCE if chain else CATALOGUE_CONFIDENCE[level],
         count=line.count,
         generic=True,
         timestamp=line.context.timestamp if line.context.clock != "uptime" else None,
@@ -232,10 +288,9 @@ def _best(matches: list[CatalogueMatch], narrowed: dict[str, set[int]]) -> Catal
 def _ref(catalogue: Catalogue, match: CatalogueMatch, narrowed: dict[str, set[int]]) -> CatalogueRef:
     entry = match.entry
     releases = match.releases & narrowed.get(entry.project, match.releases) or match.releases
-    sites = match.sites_in(releases) or entry.sites
-    site = max(sites, key=lambda s: s.last)
+    site = match.site(releases)
     newest = min(site.last, max(releases)) if releases else site.last
-    return CatalogueRef(id=entry.id, project=entry.project, kind=entry.kind, format=entry.format,
+    return CatalogueRef(id=entry.id, project=entry.project, kind=site.kind or entry.kind, format=entry.format,
                         function=site.function, site=f"{site.path}:{site.line}",
                         releases=describe_releases(catalogue, entry.project, releases),
                         link=catalogue.link(entry, site, newest))
@@ -257,20 +312,51 @@ def _filled(text: str, facts: dict[str, str]) -> str:
     return fill_text(text, lambda name: facts.get(name, "…")[:60])
 
 
+def _chain_sentence(facts: dict[str, str]) -> str:
+    """What the error chain after an NCCL WARN says: the code the WARN's site returned, its meaning,
+    and the call sites it went up through."""
+    code = int(facts["nccl_result_code"])
+    returned = f"; the NCCL call returned {facts['nccl_returned']}" if "nccl_returned" in facts else ""
+    return (f" The call returned {describe_result(code)}, passed up through {facts['nccl_chain']}{returned}: "
+            "the NCCL call failed here.")
+
+
+def _describe_uncatalogued_warn(finding: Finding) -> None:
+    """An NCCL WARN with its error chain that no catalogued release holds (a build not in public
+    history, or a message the extractor missed): its own prefix names the site."""
+    message = finding.facts.get("nccl_warn_message", "")
+    short = message if len(message) <= 90 else message[:87] + "…"
+    finding.title = f"NCCL error: {short} ({finding.facts['nccl_result']})"
+    site = finding.facts.get("nccl_warn_site") or "an unnamed site"
+    finding.root_cause = (f"NCCL logs this WARN at `{site}` (no catalogued NCCL release holds this message at that "
+                          "site: a build from outside the public releases, or a message written at run time)."
+                          + _chain_sentence(finding.facts))
+    finding.fix = Fix(summary="The WARN's message says what failed; the lines before it in the same thread say on what.",
+                      steps=[f"Read the condition around `{site}` in the NCCL source of the release you run",
+                             "Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL to see what the failing call was doing"])
+    finding.verify = "Rerun the failing command and check that the WARN and its `-> N` lines are gone"
+
+
 def _describe_new(finding: Finding) -> None:
     ref = finding.catalogue
-    assert ref is not None
+    if ref is None:
+        _describe_uncatalogued_warn(finding)
+        return
     project = NICE_NAMES.get(ref.project, ref.project)
     first = _filled(ref.format.splitlines()[0] if ref.format else "", finding.facts)
     short = first if len(first) <= 90 else first[:87] + "…"
+    chained = "nccl_result_code" in finding.facts
     if ref.kind.lower() in ERROR_KINDS + WARNING_KINDS:
         finding.title = f"{project} {'warning' if finding.severity == 'warning' else 'error'}: {short}"
     else:
         finding.title = f"{ref.kind} from {project}: {short}"
-    values = ", ".join(f"{k} = {v}" for k, v in finding.facts.items() if k != "rank")
+    if chained:
+        finding.title += f" ({finding.facts['nccl_result']})"
+    values = ", ".join(f"{k} = {v}" for k, v in finding.facts.items() if k != "rank" and not k.startswith("nccl_"))
     prose = prose_for(ref.id)
     meaning = f" {prose.meaning}" if prose else ""
-    finding.root_cause = describe_source(ref) + "." + meaning + (f" Values in this log: {values}." if values else "")
+    finding.root_cause = (describe_source(ref) + "." + (_chain_sentence(finding.facts) if chained else "") + meaning
+                          + (f" Values in this log: {values}." if values else ""))
     source_step = (f"Read the condition around `{ref.site}`" + (f" ({ref.link})" if ref.link else "")
                    + " in the release you run")
     if prose:

@@ -1,7 +1,7 @@
 """NCCL's releases and their C/C++ source, read from the git mirror, and the message sites of each.
 
 Every ``v2.x.y-z`` tag is a release (v1.x, ``nccl4py-*``, ``nccl-ep-*``, ``inc_*`` are not), ordered
-by commit date: tag names do not sort (v2.3.5 came out before v2.10.3). Files are read through one
+by commit date (``sources.release_order``: tag names do not sort, v2.3.5 came out before v2.10.3). Files are read through one
 ``git cat-file --batch`` per release, and a file whose blob is unchanged since an earlier release
 is not parsed again: a release changes a tenth of its files, so the 62 releases cost about as
 much as eight.
@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mltriage.catalogue.generate.c_sites import extract_c
-from mltriage.catalogue.match import version_key
 from mltriage.catalogue.generate.sites import SourceSite
-from mltriage.catalogue.generate.sources import C_SUFFIXES, _cat_blobs
+from mltriage.catalogue.generate.sources import C_SUFFIXES, Release, _cat_blobs, release_order
 
 RELEASE_TAG = re.compile(r"v2\.\d+\.\d+-\d+")
 SOURCE_ROOT = "src"
@@ -32,7 +31,8 @@ def nccl_releases(git_dir: str) -> list[tuple[str, str, str]]:
         tag, obj, peeled, date, peeled_date = row.split("\t")
         if RELEASE_TAG.fullmatch(tag):
             releases.append((tag, peeled or obj, peeled_date or date))  # annotated tags: the commit's own
-    return sorted(releases, key=lambda r: (r[2], version_key(r[0])))
+    ordered = release_order([Release(tag, tag, commit, date) for tag, commit, date in releases])
+    return [(r.name, r.commit, r.date) for r in ordered]
 
 
 def nccl_files(git_dir: str, commit: str) -> Iterator[tuple[str, str]]:

@@ -59,19 +59,20 @@ class GitProject:
         return f"git tags of github.com/{self.repo}"
 
     def releases(self) -> list[Release]:
+        # the tagged commit's date: an annotated tag's own date can be years later (Megatron-LM re-tagged
+        # core_v0.8.0 ... core_v0.12.0 on one day in 2025)
         out = subprocess.run(
-            ["git", f"--git-dir={self.git_dir}", "for-each-ref", "--sort=creatordate",
-             "--format=%(refname:short)%09%(*objectname)%(objectname)%09%(creatordate:short)", "refs/tags"],
+            ["git", f"--git-dir={self.git_dir}", "for-each-ref", "--format=%(refname:strip=2)%09%(objectname)%09"
+             "%(*objectname)%09%(committerdate:short)%09%(*committerdate:short)", "refs/tags"],
             capture_output=True, text=True, check=True).stdout
         releases = []
         for row in out.splitlines():
-            tag, objects, date = row.split("\t")
+            tag, obj, peeled, date, peeled_date = row.split("\t")
             m = re.fullmatch(self.tag, tag)
             if m:
-                # annotated tags print the tag object then the commit: the commit is the last 40 hex
                 version = next(g for g in m.groups() if g)
-                releases.append(Release(version, tag, _commit_of(self.git_dir, tag) or objects[-40:], date))
-        return releases
+                releases.append(Release(version, tag, peeled or obj, peeled_date or date))
+        return release_order(releases)
 
     def files(self, release: Release) -> Iterator[tuple[str, str]]:
         listing = subprocess.run(["git", f"--git-dir={self.git_dir}", "ls-tree", "-r", release.ref, "--", *self.roots],
@@ -85,9 +86,20 @@ class GitProject:
         yield from _cat_blobs(self.git_dir, wanted)
 
 
-def _commit_of(git_dir: Path, tag: str) -> str | None:
-    out = subprocess.run(["git", f"--git-dir={git_dir}", "rev-parse", f"{tag}^{{commit}}"], capture_output=True, text=True)
-    return out.stdout.strip() or None
+def release_order(releases: list[Release]) -> list[Release]:
+    """Releases by date, not by number: tag schemes mix (Megatron-LM's v2.6, 23.04, core_v0.4.0) and
+    numbers do not sort across them. A release line (the first two numbers: NCCL 2.18, Megatron-LM
+    0.12) sits where its first release does, and a maintenance release of an older line stays with
+    its line (NCCL 2.18.6-1 came out after 2.19.3-1), so a range reads as it does upstream."""
+    first_of: dict[tuple[int, ...], str] = {}
+    for r in releases:
+        line = _numbers(r.name)[:2]
+        first_of[line] = min(first_of.get(line, r.date or ""), r.date or "")
+    return sorted(releases, key=lambda r: (first_of[_numbers(r.name)[:2]], _numbers(r.name)[:2], _numbers(r.name), r.name))
+
+
+def _numbers(name: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", name)[:6])
 
 
 def _cat_blobs(git_dir: Path, wanted: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
