@@ -125,6 +125,7 @@ Condition = Literal[
     "p2p-disabled",  # the run already set NCCL_P2P_DISABLE=1
     "no-error",  # no error line was found (the cause explains a run that said nothing)
     "nccl-versions-differ",  # the log shows two NCCL releases (major.minor) in one job
+    "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

@@ -100,6 +100,9 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         facts = list(releases.values())
         return Judged(len(releases) > 1, [f"the log shows {len(releases)} NCCL releases: " + ", ".join(f.cited() for f in facts)]
                       if len(releases) > 1 else [], tuple(f.text for f in facts))
+    if name == "socket-ifname-set":
+        value = run.env.get("NCCL_SOCKET_IFNAME")
+        return Judged(value is not None, [f"the run set NCCL_SOCKET_IFNAME={value}"] if value is not None else [])
     if name == "no-error":
         return Judged(not any(f.is_error for f in findings), [])
     raise ValueError(f"unknown cause condition {name!r}")

@@ -52,6 +52,8 @@ class Symptom(StrEnum):
     BUILD_FAILED = "build-failed"  # a C++/CUDA build step failed (ninja, setuptools, the linker, cpp_extension)
     # the network a run meets
     HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
+    SOCKET_ADDRESS_INVALID = "socket-address-invalid"  # NCCL was handed a socket address that is no address (facts: family)
+    SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
@@ -98,7 +100,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "gai_error": _int, "port": _int,
+    "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int,
 }
 
 
@@ -229,9 +231,19 @@ WORDINGS: tuple[Wording, ...] = (
       r"No address associated with hostname|nodename nor servname provided, or not known|getaddrinfo failed)",
       "CPython Modules/socketmodule.c set_gaierror: socket.gaierror(error, gai_strerror(error)), str \"[Errno %d] %s\" (glibc EAI_NONAME -2 "
       "\"Name or service not known\", EAI_AGAIN -3; macOS 8 \"nodename nor servname provided, or not known\"; Windows 11001)"),
+    W(Symptom.SOCKET_ADDRESS_INVALID, ("is neither AF_INET(",),
+      r"connecting to address (?P<address>\S{0,80}) ?with family (?P<family>\d{1,6}) is neither AF_INET\(2\) nor AF_INET6\(10\)",
+      "NVIDIA/nccl v2.10.3-1 src/include/socket.h:373 WARN(\"Net : connecting to address %s with family %d is neither AF_INET(%d) nor "
+      "AF_INET6(%d)\") (2.x-2.13), src/misc/socket.cc:397 (v2.14.3-1) and \"ncclSocketInit: connecting to address %s ...\" "
+      "(src/misc/socket.cc:714 in v2.19.3-1, :814 in v2.27.3-1)"),
+    W(Symptom.SHM_CUDA_FAILURE, ("transport/shm.cc:",),
+      r"transport/shm\.cc:\d{1,5} NCCL WARN (?:Cuda failure|Cuda driver error|CUDA failure)",
+      "NVIDIA/nccl v2.23.4-1..v2.28.9-1 src/transport/shm.cc: CUCHECK/CUDACHECK in the cuMem host-memory path (cuMemImportFromShareableHandle, "
+      "cudaGetDevice...) failing with include/checks.h WARN(\"Cuda failure '%s'\") under debug.cc's \"[%d] %s:%d NCCL WARN \" prefix",
+      whole_line=True),
     # -- which framework ran -----------------------------------------------------------------------
-    W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore"),
-      r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore)\w{0,12} pid=",
+    W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore", "(RayWorkerVllm"),
+      r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore|RayWorkerVllm)\w{0,12} pid=",
       "vllm-project/vllm: the `vllm serve` CLI (0.5+), `python -m vllm.entrypoints.openai.api_server` (0.2+), frames under "
       "site-packages/vllm/, and the process prefixes \"(APIServer pid=%d)\", \"(VllmWorker rank=%d pid=%d)\" (0.8+)", whole_line=True,
       given=(("framework", "vllm"),)),
