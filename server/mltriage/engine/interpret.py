@@ -81,7 +81,7 @@ def _python_exception(f: Finding) -> None:
         f.confidence = min(f.confidence, 0.4)  # no frame at all: only the exception line is known
 
 
-_GPU_LIST = re.compile(r"^[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[)\]]$")
+_GPU_LIST = re.compile(r"^[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*(?:,\s*)?[)\]]$")  # (not `\s*,?\s*`: quadratic)
 
 
 def gpu_list(text: str | None) -> list[int] | None:
