@@ -198,7 +198,8 @@ def _render_finding(f: Finding, p: _Paint, max_evidence: int, label: str) -> lis
         out.append(f"    - {step}")
     for command in f.fix.commands:
         out.append(p(f"    $ {command}", "cyan"))
-    out.append(p("  Verify:", "bold") + f" {f.verify}")
+    if f.verify:
+        out.append(p("  Verify:", "bold") + f" {f.verify}")
     if f.catalogue is not None and f.signature != CATALOGUE_SIGNATURE:
         out.append(p("  Source:", "bold") + f" {f.catalogue.site} in {f.catalogue.releases}"
                    + (f" ({f.catalogue.link})" if f.catalogue.link else ""))
