@@ -11,6 +11,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import procs  # noqa: E402  (tests/procs.py, after the path above)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Modules with a test marked slow run first (each module's tests stay together, so a module
+    fixture is set up once): under pytest-xdist they start at once beside the quick ones instead of
+    holding the run up at its end."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     # Each test session gets its own library/probe cache so tests never depend on ~/.cache.

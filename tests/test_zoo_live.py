@@ -15,6 +15,7 @@ from mltriage.engine import diagnose_path
 
 ROOT = Path(__file__).resolve().parent.parent
 torch = pytest.importorskip("torch", reason="the live zoo needs torch (pip install -e '.[zoo]')")
+pytestmark = pytest.mark.slow  # real torchrun jobs: minutes
 
 
 @pytest.fixture(scope="module")

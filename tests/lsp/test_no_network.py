@@ -43,7 +43,8 @@ def audit_command(trace: Path) -> tuple[list[str] | None, str]:
     if unshare is None:
         return None, "unshare (util-linux) is not installed"
     namespace = ["-n"] if os.geteuid() == 0 else ["-r", "-n"]  # without root: a user namespace too
-    prefix = [strace, "-f", "-qq", "-e", "signal=none", "-e", "trace=%network,execve", "-o", str(trace), unshare, *namespace]
+    # --seccomp-bpf: only the traced calls stop the process (ptrace on every call made lint 4-5x slower)
+    prefix = [strace, "-f", "-qq", "--seccomp-bpf", "-e", "signal=none", "-e", "trace=%network,execve", "-o", str(trace), unshare, *namespace]
     try:
         check = procs.run([*prefix, "true"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
