@@ -9,8 +9,8 @@ a line with a long run of spaces is the shape: the lazy field grows one characte
 overlapping repetitions (``(?:\\w+\\s?)+``) is the nested form, exponential.
 
 What is cheap stays allowed: a repetition that cannot give characters back (possessive ``++``,
-``{m,n}+`` or inside an atomic group) does not retry; bounded repetitions whose product of reaches
-stays small cost a constant per position. Characters are compared on a sample of every class a log
+``{m,n}+`` or inside an atomic group) does not retry; a pair with a side bounded to LONG characters
+costs a bounded factor per position; a pair that ends the pattern succeeds on its first try. Characters are compared on a sample of every class a log
 line holds (ASCII and a few non-ASCII letters, digits and spaces), which decides overlap for the
 classes patterns use (``\\w``, ``\\s``, ``\\d``, ``.``, sets and their negations).
 """
@@ -21,12 +21,13 @@ import re
 import re._constants as C  # the standard library's regex parser: the patterns are VERSION0 (re-compatible)
 import re._parser as P
 from dataclasses import dataclass
+from enum import Enum
 
 # Two side-by-side repetitions cost (where the first can stop) x (how far the second scans) per try:
 # flagged when both exceed LONG characters, so the cost grows with the square of a run (a bounded
 # side, such as `[^\n]{3,160}?`, keeps it linear in the line).
 LONG = 256
-UNBOUNDED = 1 << 20  # a line is never this long in the scanner's window (16 KiB)
+UNBOUNDED = 1 << 20  # what *, + and {n,} count as (longer than any line the scanner matches: 16 KiB)
 
 _PROBES = "".join(chr(c) for c in range(128)) + "é中ßÅ٣\u00a0\u2003\u2028"
 
@@ -61,16 +62,21 @@ class Info:
     final: list[Rep]  # repetitions after which nothing in this part can fail
 
 
+class ShapeKind(Enum):
+    ADJACENT = "adjacent"  # side by side in one sequence: quadratic
+    NESTED = "nested"  # the end of an iteration against the start of the next: exponential
+
+
 @dataclass(frozen=True)
 class Shape:
     """One super-linear shape: the two repetitions and why they meet."""
 
-    kind: str  # "adjacent" or "nested"
+    kind: ShapeKind
     left: str
     right: str
 
     def describe(self) -> str:
-        if self.kind == "nested":
+        if self.kind is ShapeKind.NESTED:
             return (f"a repetition whose body ends in `{self.left}` and starts again with `{self.right}`, which match "
                     "the same characters (exponential): make the separator between iterations mandatory")
         return (f"`{self.left}` and `{self.right}` sit side by side and match the same characters (quadratic on a "
@@ -166,7 +172,7 @@ class _Walker:
         final = {id(r) for r in info.final}
         for left, right in self._pairs:
             if id(right) not in final:
-                self._add(Shape("adjacent", left.where, right.where))
+                self._add(Shape(ShapeKind.ADJACENT, left.where, right.where))
         self._pairs = pairs
 
     def seq(self, items, flags: int, atomic: bool) -> Info:
@@ -226,7 +232,7 @@ class _Walker:
             for left in inner.last:
                 for right in inner.first:
                     if left.high >= 2 and right.high >= 2 and left.chars & right.chars:
-                        self._add(Shape("nested", left.where, right.where))
+                        self._add(Shape(ShapeKind.NESTED, left.where, right.where))
         return Info(low == 0 or inner.nullable, low == 0 or inner.optional, inner.first,
                     inner.last if backtracks else [], inner.final)
 
@@ -261,4 +267,4 @@ def super_linear_shapes(source: str, ignore_case: bool = False) -> list[Shape]:
     return walker.shapes
 
 
-__all__ = ["LONG", "Shape", "super_linear_shapes"]
+__all__ = ["LONG", "Shape", "ShapeKind", "super_linear_shapes"]
