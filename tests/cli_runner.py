@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import procs
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -15,7 +17,7 @@ def run_cli(*args, input=None, env=None, cwd=None, timeout=120):
     full_env.pop("FORCE_COLOR", None)
     if env:
         full_env.update(env)
-    return subprocess.run(
+    return procs.run(
         [sys.executable, "-m", "mltriage", *args],
         input=input,
         capture_output=True,

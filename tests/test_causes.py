@@ -7,7 +7,6 @@ string; each symptom is recognised in the words of at least two sources."""
 import hashlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from mltriage.engine.scanner import Scanner
 from mltriage.library import load_library
 from mltriage.run_model import Interconnect, Phase, StopKind
 from mltriage.symptoms import Symptom, Transport, WORDINGS
+import procs
 
 ROOT = Path(__file__).resolve().parent.parent
 P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
@@ -320,7 +320,7 @@ def test_split_score_halves_are_stable_and_both_reported(tmp_path):
         (cases / f"c{n}.json").write_text(json.dumps(case))
     env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
     cmd = f"{sys.executable} -m mltriage diagnose --json -"
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "split_score.py"), "--cases", str(cases), "--cmd", cmd,
+    p = procs.run([sys.executable, str(ROOT / "bench" / "split_score.py"), "--cases", str(cases), "--cmd", cmd,
                         "--json", str(tmp_path / "rows.json")], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     rows = json.loads((tmp_path / "rows.json").read_text())["rows"]

@@ -106,9 +106,9 @@ def test_a_script_of_the_largest_size_read_is_edited_in_linear_time(unit: str):
 
 def test_signature_torchrun_flags_parse_with_torchrun_s_own_parser():
     # the local torch's argparse (torch/distributed/run.py) is the authority on torchrun's options
-    from torch.distributed.run import get_args_parser
+    run = pytest.importorskip("torch.distributed.run", reason="torchrun's own parser needs torch (pip install -e '.[zoo]')")
 
-    parser = get_args_parser()
+    parser = run.get_args_parser()
     flags = [LaunchFlag(**f) for rule in load_library().rules.values() for f in rule.fix_flags if f["command"] == "torchrun"]
     assert flags, "no signature carries a torchrun flag"
     for flag in flags:

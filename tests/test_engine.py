@@ -1,5 +1,6 @@
 """The engine on real traceback output and on hostile input."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,32 @@ def test_a_tracebacks_frames_name_the_users_last_frame_and_the_library_it_raised
     assert block.library == "torch"
     block.note_frame('  File "/home/me/model.py", line 3, in forward')
     assert block.library is None and block.user_frame == block.innermost == ("/home/me/model.py", "3", "forward")
+
+
+def test_a_full_gpu_offers_no_allocator_setting_anywhere_in_its_fix():
+    """The recorded OOM (100 GiB held, 60 GiB more asked, 0 bytes cached): the note says there is no
+    fragmentation, so neither the exports nor the steps, commands or summary may offer
+    expandable_segments (the view shows all of them)."""
+    root = Path(__file__).resolve().parent.parent
+    d = diagnose_path(root / "corpus" / "gpu" / "cuda_oom.log")
+    oom = next(f for f in d.findings if f.signature == "cuda-oom")
+    assert any(n.startswith("no fragmentation to reclaim") for n in oom.notes), oom.notes
+    fix = json.dumps(oom.fix.to_json())
+    assert "expandable_segments" not in fix and "ALLOC_CONF" not in fix, fix
+    assert any("micro-batch" in s for s in oom.fix.steps)  # what does apply stays
+    assert "does not fit" in oom.fix.summary
+
+
+@pytest.mark.parametrize("facts, memory", [
+    ({"requested": "20.00 GiB", "total": "139.72 GiB", "reserved_unallocated": "30.93 GiB"}, "fragmented"),
+    ({"requested": "60.00 GiB", "total": "139.80 GiB", "reserved_unallocated": "0 bytes"}, "full"),
+    ({"requested": "2.00 GiB", "total": "79.15 GiB", "allocated": "74.31 GiB", "reserved": "76.89 GiB"}, "fragmented"),
+    ({"requested": "512.00 MiB", "total": "15.78 GiB", "allocated": "14.02 GiB", "reserved": "14.36 GiB"}, "full"),
+    ({"requested": "1.53 GiB", "total": "10.92 GiB", "cached": "95.83 MiB"}, "full"),
+    ({"requested": "200.00 GiB", "total": "139.80 GiB"}, "too-big"),
+    ({"requested": "20.00 GiB"}, "unknown"),
+])
+def test_oom_memory_is_decided_from_reserved_but_unallocated_against_total(facts, memory):
+    from mltriage.engine.interpret import oom_memory
+
+    assert oom_memory(facts).value == memory

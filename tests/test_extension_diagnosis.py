@@ -8,7 +8,6 @@ where the extension's toolchain is not installed (``npm ci``).
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from mltriage.engine import diagnose_path, diagnose_text
 from mltriage.library import load_library
 from mltriage.model import Fix, export_line
+import procs
 
 ROOT = Path(__file__).resolve().parent.parent
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
@@ -53,14 +53,14 @@ def view_js(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("ext")
     (tmp / "vscode.js").write_text("module.exports = {};\n")
     out = tmp / "view.js"
-    subprocess.run([str(ESBUILD), str(ROOT / "extension" / "src" / "view.ts"), "--bundle", "--format=cjs",
+    procs.run([str(ESBUILD), str(ROOT / "extension" / "src" / "view.ts"), "--bundle", "--format=cjs",
                     "--platform=node", f"--alias:vscode={tmp / 'vscode.js'}", f"--outfile={out}"], check=True, capture_output=True)
     return out
 
 
 def _node(module: Path, script: str, payload) -> object:
     code = f"const m = require({json.dumps(str(module))}); const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n{script}"
-    r = subprocess.run(["node", "-e", code], input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+    r = procs.run(["node", "-e", code], input=json.dumps(payload), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 

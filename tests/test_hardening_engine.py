@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from mltriage.engine import diagnose_text
 from mltriage.engine.scanner import MAX_HITS
 from mltriage.library import Library, Rule, load_library, signature_files, signatures_dir, validate_file
 from mltriage.lint import _check_backtracking, adversarial_lines
+import procs
 
 ZOO_RANK2 = next((ROOT / "zoo" / "cpu" / "python_exception" / "logdir").glob("*/attempt_0/2/stderr.log"))
 
@@ -153,7 +153,7 @@ def test_a_diagnosis_reads_no_signature_file_once_the_library_is_loaded(tmp_path
         "print(first, again, len(opened) - first - again)\n"
     )
     env = {"PYTHONPATH": str(ROOT / "server"), "MLTRIAGE_SIGNATURES": str(library), "MLTRIAGE_CACHE_DIR": str(tmp_path / "cache")}
-    r = subprocess.run([sys.executable, "-c", probe, str(library)], capture_output=True, text=True, env=env, timeout=120)
+    r = procs.run([sys.executable, "-c", probe, str(library)], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     first, again, after_touch = map(int, r.stdout.split())
     n_files = len(signature_files(library))

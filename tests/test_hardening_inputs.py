@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import ROOT, run_cli
+import procs
 
 SIGKILL_LOG = ROOT / "zoo" / "cpu" / "sigkill" / "console.log"
 REAL_DUMPS = ROOT / "zoo" / "gpu" / "nccl_stuck_fr" / "fr"  # recorded on 2xH200: rank 1 never issued SeqNum 2
@@ -39,7 +40,7 @@ def _without_file_override() -> None:
 def run_cli_obeying_permissions(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "mltriage", *args], capture_output=True, env=env, timeout=120,
+    return procs.run([sys.executable, "-m", "mltriage", *args], capture_output=True, env=env, timeout=120,
                           preexec_fn=_without_file_override if os.geteuid() == 0 else None)
 
 
@@ -305,13 +306,13 @@ def test_the_cache_folder_stays_small_and_a_second_process_compiles_nothing(tmp_
     env = dict(os.environ, MLTRIAGE_CACHE_DIR=str(tmp_path))
     log = ROOT / "examples" / "torchrun-rank2-indexerror.log"
     for seed in ("1", "2", "3"):  # a different string hash order each time
-        run = subprocess.run([sys.executable, "-m", "mltriage", "diagnose", str(log)], env=dict(env, PYTHONHASHSEED=seed),
+        run = procs.run([sys.executable, "-m", "mltriage", "diagnose", str(log)], env=dict(env, PYTHONHASHSEED=seed),
                              capture_output=True)
         assert run.returncode == 1, run.stderr
     prefilters = sorted(p.name for p in tmp_path.glob("prefilter-*"))
     assert len(prefilters) <= 3, prefilters  # the engine's, the masker's keywords and its stopwords: once each
     first = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
-    subprocess.run([sys.executable, "-m", "mltriage", "diagnose", str(log)], env=dict(env, PYTHONHASHSEED="4"), capture_output=True)
+    procs.run([sys.executable, "-m", "mltriage", "diagnose", str(log)], env=dict(env, PYTHONHASHSEED="4"), capture_output=True)
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == first  # nothing rewritten
 
     for n in range(CACHE_KEEP + 5):

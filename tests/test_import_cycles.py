@@ -2,10 +2,11 @@
 one stage importable only after another has been loaded."""
 
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import procs
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "server" / "mltriage"
@@ -26,7 +27,7 @@ def _modules() -> list[str]:
 
 def _import_alone(module: str) -> tuple[str, int, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
-    p = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, env=env, timeout=120)
+    p = procs.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, env=env, timeout=120)
     return module, p.returncode, p.stderr[-600:]
 
 

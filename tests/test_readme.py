@@ -144,7 +144,12 @@ def test_readme_example_log_is_bundled_and_its_exit_status_1_is_explained():
     example = re.search(r"mltriage diagnose (\S+)", _commands()[0]).group(1)
     assert (ROOT / example).is_file()
     r = run_cli("diagnose", example, cwd=ROOT)
-    assert r.returncode == 1 and "ROOT CAUSE" in r.stdout.decode()
+    out = r.stdout.decode()
+    assert r.returncode == 1 and "ROOT CAUSE" in out
+    assert "<command>" not in out, out  # the log shows no launch command: no slot printed for one
+    timeline = out.split("Timeline:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert "rank 2" in timeline[0] and "python-unhandled-exception" in timeline[0], timeline  # the initiator's error first
+    assert any("torchrun-worker-sigterm" in t for t in timeline[1:]), timeline
     after = README.split(_commands()[0], 1)[1].split("```", 2)[1]
     assert "exit status 1" in after and "failure was found" in after, after
 

@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from mltriage.engine import diagnose_text
+from mltriage.engine import diagnose_path, diagnose_text
 from mltriage.library import load_library
 from mltriage.model import Finding
 from mltriage.templates import fill_sentence, fill_slots, fill_title
+
+import procs
 
 ROOT = Path(__file__).resolve().parent.parent
 P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
@@ -118,10 +120,9 @@ def test_trigger_only_match_still_names_the_failure_without_facts():
 
 
 def _run(script: str) -> str:
-    import subprocess
     import sys
 
-    out = subprocess.run(["bash", "-xc", script.replace("PY", sys.executable)], capture_output=True, text=True, timeout=60)
+    out = procs.run(["bash", "-xc", script.replace("PY", sys.executable)], capture_output=True, text=True, timeout=60)
     return out.stderr + out.stdout
 
 
@@ -177,3 +178,26 @@ def test_a_failure_phrase_logged_at_warning_level_yields_to_the_error_that_ended
     # the same line alone stays the error it is
     alone = diagnose_text(f"WARNING 07-10 11:12:13 [_custom_ops.py:15] {missing_lib}\n")
     assert alone.findings[0].is_error
+
+
+def test_a_verify_that_is_only_the_unknown_launch_command_becomes_a_step():
+    """The README's first command: the example log shows no launch command, so the verify would be
+    the bare slot `<command>`; the check goes into the fix's last step instead, with its condition."""
+    d = diagnose_path(ROOT / "examples" / "torchrun-rank2-indexerror.log")
+    top = d.findings[d.root_cause_index]
+    assert top.signature == "python-unhandled-exception"
+    assert top.verify == ""
+    assert "<command>" not in " ".join(top.fix.steps + top.fix.commands)
+    assert top.fix.steps[-1].startswith("Verify: rerun the command that launched the run")
+    assert "the IndexError at " in top.fix.steps[-1] and top.fix.steps[-1].endswith("must be gone")
+
+
+def test_a_verify_that_prefixes_the_unknown_command_stays_a_recipe():
+    from mltriage.engine.run_reasoning import _verify_without_command
+    from mltriage.model import Fix
+
+    f = Finding(signature="s", title="t", category="c", severity="error", role="root-cause", rank=None, host=None,
+                source="x", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=["x"], facts={}, root_cause="",
+                fix=Fix(), verify="NCCL_P2P_DISABLE=1 <command>  # finishes", confidence=0.5)
+    _verify_without_command(f)
+    assert f.verify == "NCCL_P2P_DISABLE=1 <command>  # finishes" and f.fix.steps == []

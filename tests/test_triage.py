@@ -149,3 +149,33 @@ def test_failure_domain_is_named_only_where_there_is_one():
         assert d.findings and d.findings[0].signature == rule_id, (rule_id, [f.signature for f in d.findings])
         assert d.failure_domain == domain, (rule_id, d.failure_domain)
         assert d.findings[0].area == library.rules[rule_id].area
+
+
+def test_the_timeline_is_in_time_order_with_the_initiators_error_first():
+    """The example (a real torchrun job): rank 2's traceback has no timestamp of its own; it is
+    written before the launcher's stamped SIGTERM to rank 0, so it comes first, as it happened."""
+    d = diagnose_path(EXAMPLE)
+    first = d.timeline[0]
+    assert (first["rank"], first["signature"], first["role"]) == (2, "python-unhandled-exception", "root-cause")
+    sigterm = next(i for i, t in enumerate(d.timeline) if t["signature"] == "torchrun-worker-sigterm")
+    assert sigterm > 0
+    # within one log, the timeline follows the log's own order (it was written in time order)
+    lines = [t["line"] for t in d.timeline if t["source"] == d.timeline[0]["source"]]
+    assert lines == sorted(lines)
+
+
+def test_the_timeline_merges_per_rank_logs_by_their_timestamps():
+    """A directory of per-rank logs: stamped events of different files in time order, and each
+    file's unstamped lines kept at their place among that file's stamped ones."""
+    from mltriage.engine.triage import in_time_order
+    from mltriage.model import Finding, Fix
+
+    def at(source, line, ts):
+        return Finding(signature=f"s{line}", title="t", category="c", severity="error", role="collateral", rank=None,
+                       host=None, source=source, lines=(line, line), line=line, column_start=0, column_end=1,
+                       evidence=["x"], facts={}, root_cause="", fix=Fix(), verify="", confidence=0.5, timestamp=ts)
+
+    events = [at("b.log", 5, 20.0), at("a.log", 1, None), at("a.log", 3, 10.0), at("a.log", 7, None),
+              at("b.log", 9, None), at("a.log", 9, 30.0), at("c.log", 1, None)]
+    ordered = [(f.source, f.line) for f in in_time_order(events)]
+    assert ordered == [("a.log", 1), ("a.log", 3), ("a.log", 7), ("b.log", 5), ("b.log", 9), ("a.log", 9), ("c.log", 1)]

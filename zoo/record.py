@@ -11,6 +11,8 @@ Per scenario it writes console.log (torchrun's interleaved output, `--tee 3` giv
 The healthy run is recorded into corpus/healthy/torchrun-cpu-gloo/ by default.
 """
 import argparse
+import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -58,7 +60,45 @@ def hold_port(port: int) -> socket.socket | None:
         return None
 
 
-def run_one(s: Scenario, out: Path) -> dict:
+def become_subreaper() -> None:
+    """Orphaned workers (their torchrun gone) become our children instead of init's, so that
+    kill_descendants finds them (Linux; elsewhere only the still-parented ones are found)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def descendants() -> set[int]:
+    """Live processes below this one, whatever session they started (Linux /proc)."""
+    table = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+            table[int(stat.parent.name)] = (int(parent), state)
+    mine, grew = {os.getpid()}, True
+    while grew:
+        below = {pid for pid, (parent, _) in table.items() if parent in mine} - mine
+        grew = bool(below)
+        mine |= below
+    return {pid for pid in mine - {os.getpid()} if table[pid][1] != "Z"}
+
+
+def kill_descendants(job: subprocess.Popen) -> None:
+    """SIGKILL every process below this one until none is left (one that torchrun was starting as
+    we looked is found on the next look); the adopted ones are reaped, the job is left to wait()."""
+    for _ in range(100):
+        alive = descendants()
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in alive - {job.pid}:
+            with contextlib.suppress(ChildProcessError):  # not ours (yet): its parent reaps it
+                os.waitpid(pid, 0)
+        time.sleep(0.05)
+
+
+def run_one(s: Scenario, out: Path, timeout_s: float = SCENARIO_TIMEOUT_S) -> dict:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -75,10 +115,16 @@ def run_one(s: Scenario, out: Path) -> dict:
             proc = subprocess.Popen(["bash", "-c", command], cwd=REPO, env=env, stdout=console,
                                     stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                rc = proc.wait(timeout=SCENARIO_TIMEOUT_S)
+                rc = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)  # our own process group only
-                rc = proc.wait()
+                rc = None
+            finally:
+                # always, not only on a timeout: torchrun starts each worker in a session of its own,
+                # so a worker it did not stop (the hanging rank of rank_hang, or all of them when
+                # torchrun itself is killed) is in no group of ours and would outlive the job
+                kill_descendants(proc)
+                if rc is None:
+                    rc = proc.wait()
     finally:
         if held:
             held.close()
@@ -127,13 +173,15 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", choices=sorted(BY_NAME), help="scenario name (repeatable)")
     ap.add_argument("--out", type=Path, help="record into DIR/<name>/ instead of the repo")
     ap.add_argument("--check", action="store_true", help="re-run into a temp dir and verify")
+    ap.add_argument("--timeout", type=float, default=SCENARIO_TIMEOUT_S, help="seconds before a job is killed")
     args = ap.parse_args(argv)
+    become_subreaper()
     chosen = [BY_NAME[n] for n in args.only] if args.only else SCENARIOS
     base = Path(tempfile.mkdtemp(prefix="zoo-check-")) if args.check and not args.out else args.out
     failed = 0
     for s in chosen:
         out = (base / s.name) if base else default_dir(s)
-        truth = run_one(s, out)
+        truth = run_one(s, out, args.timeout)
         problems = verify(s, out, truth)
         failed += bool(problems)
         status = "ok" if not problems else "NOT REPRODUCED: " + "; ".join(problems)

@@ -1,9 +1,10 @@
 """`mltriage signatures lint`: everything a signature must satisfy beyond its schema.
 
 Checks: schema and file naming, duplicate ids, unknown related ids, weak matchers (a pattern
-that fires on a bare "error"/"timeout"), catastrophic backtracking (a time-bounded run against
-adversarial input), every positive sample fires the signature, ranks it first and yields the
-declared facts, no negative sample fires it, and no signature fires at error level on the
+that fires on a bare "error"/"timeout"), super-linear shapes found from the pattern's structure
+(side-by-side or nested repetitions over the same characters: ``regex_shape``), catastrophic
+backtracking (a time-bounded run against adversarial input), every positive sample fires the
+signature, ranks it first and yields the declared facts, no negative sample fires it, and no signature fires at error level on the
 healthy-log corpus.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import regex
 
 from mltriage.library import Library, Rule, signature_files, validate_file
+from mltriage.regex_shape import super_linear_shapes
 from mltriage.schema import Signature
 
 WEAK_PROBES = (
@@ -100,6 +102,16 @@ def _check_backtracking(rule: Rule, sample_texts: list[str]) -> list[str]:
                     f"starting {text[:40]!r}: make every repetition bounded and anchored on a literal)"
                 )
                 break
+    return problems
+
+
+def _check_shapes(rule: Rule) -> list[str]:
+    """Structural, so the same tree lints the same on any machine: a quadratic or exponential shape
+    is reported whatever a timed run of it happens to cost today."""
+    problems = []
+    for source in rule.pattern_sources + rule.require_sources + rule.exclude_sources:
+        for shape in super_linear_shapes(source, rule.ignore_case):
+            problems.append(f"{rule.path}: field 'match': regex {source!r}: {shape.describe()}")
     return problems
 
 
@@ -233,6 +245,7 @@ def lint(root: Path, healthy_corpus: Path | None = None) -> LintReport:
             if related not in rules and related not in seen:
                 report.errors.append(f"{path}: field 'related': unknown signature id {related!r}")
         report.errors += _check_weak(rule)
+        report.errors += _check_shapes(rule)
         report.errors += _check_backtracking(rule, [s.text for s in sig.samples.positive])
         report.errors += _check_samples(rule, sig, library)
         report.errors += _check_trigger_alone(rule, library)

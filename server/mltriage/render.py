@@ -28,6 +28,26 @@ class _Paint:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
+def _timeline(events: list[dict], t0: float, p) -> list[str]:
+    """The timeline in the engine's time order (engine/triage.in_time_order). A line without a
+    timestamp shows where its source's order puts it: after the stamped line above it (``≥``) or,
+    before any, no later than the stamped line below it (``≤``)."""
+    out = [p("Timeline:", "bold")]
+    for t in events:
+        same = [e for e in events if e["source"] == t["source"] and e.get("timestamp") is not None]
+        if t.get("timestamp") is not None:
+            when = f" +{t['timestamp'] - t0:8.3f}s"
+        else:
+            above = [e for e in same if e["line"] < t["line"]]
+            below = [e for e in same if e["line"] > t["line"]]
+            bound = ("≥", above[-1]) if above else ("≤", below[0]) if below else None
+            when = f"{bound[0]}+{bound[1]['timestamp'] - t0:8.3f}s" if bound else "   (no time)"
+        who = f"rank {t['rank']}" if t["rank"] is not None else "launcher"
+        out.append(f"  {when}  {who:<10} {t['signature']} ({t['role']}) {Path(t['source']).name}:{t['line']}")
+    out.append("")
+    return out
+
+
 def _rank_rows(roles: list) -> list[tuple[int, int, object]]:
     """Consecutive ranks that failed alike (same role, first error and file) share one row: a job
     of 40,000 ranks that all timed out is one line, not 40,000."""
@@ -179,13 +199,8 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
             out.append(f"  · {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
         out.append("")
     stamped = [t for t in d.timeline if t.get("timestamp") is not None]
-    if len({t["rank"] for t in stamped}) > 1:
-        out.append(p("Timeline:", "bold"))
-        t0 = stamped[0]["timestamp"]
-        for t in stamped[:12]:
-            who = f"rank {t['rank']}" if t["rank"] is not None else "launcher"
-            out.append(f"  +{t['timestamp'] - t0:8.3f}s  {who:<10} {t['signature']} ({t['role']}) {Path(t['source']).name}:{t['line']}")
-        out.append("")
+    if stamped and len({t["rank"] for t in d.timeline}) > 1:
+        out += _timeline(d.timeline[:12], stamped[0]["timestamp"], p)
     if len(d.ranks) > 1:
         out.append(p("Ranks:", "bold"))
         out.append(f"  {'rank':>5}  {'role':<10}  {'first error':<34}  where")
@@ -240,7 +255,8 @@ def _render_finding(f: Finding, p: _Paint, max_evidence: int, label: str) -> lis
         out.append(f"    - {step}")
     for command in f.fix.commands:
         out.append(p(f"    $ {command}", "cyan"))
-    out.append(p("  Verify:", "bold") + f" {f.verify}")
+    if f.verify:
+        out.append(p("  Verify:", "bold") + f" {f.verify}")
     if f.catalogue is not None and f.signature != CATALOGUE_SIGNATURE:
         out.append(p("  Source:", "bold") + f" {f.catalogue.site} in {f.catalogue.releases}"
                    + (f" ({f.catalogue.link})" if f.catalogue.link else ""))

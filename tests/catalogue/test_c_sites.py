@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the catalogue extra (tree-sitter)
 
 from mltriage.catalogue.formats import Placeholder, line_regex  # noqa: E402
 from mltriage.catalogue.generate.c_sites import extract_c, extract_c_with_misses  # noqa: E402
+import procs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "c_like"
 NCCL_FILE = "nccl/src/misc/segments.cc"
@@ -188,8 +188,8 @@ def test_real_printf_output_matches_extracted_formats(tmp_path):
         pytest.skip("no C compiler")
     rel = "nccl/src/misc/printf_roundtrip.c"
     binary = tmp_path / "roundtrip"
-    subprocess.run([cc, "-w", "-o", str(binary), str(FIXTURES / rel)], check=True)
-    printed = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+    procs.run([cc, "-w", "-o", str(binary), str(FIXTURES / rel)], check=True)
+    printed = procs.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
     sites = _sites(rel, "nccl")
     assert len(sites) == len(printed) == 4
     expected = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the catalogue extra (tree-sitter) is not installed")
 
 from mltriage.catalogue.generate.nccl_source import iter_nccl_sites, nccl_files, nccl_releases  # noqa: E402
+import procs
 
 WARN_V1 = 'ncclResult_t f(int n) {\n  WARN("Ring %d has no peers left to reach", n);\n  return ncclInternalError;\n}\n'
 WARN_V2 = '// moved down a line\n' + WARN_V1
@@ -21,7 +21,7 @@ def _git(repo: Path, *args: str, date: str | None = None) -> str:
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+    return procs.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
                           env=env).stdout.strip()
 
 

@@ -13,6 +13,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+import procs
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 GUARD = Path(__file__).resolve().parent / "netguard"
@@ -25,8 +27,19 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
+class Isolated(ClientServerConfig):
+    """pytest-lsp's server start, in a process group of its own that is killed when the test ends
+    (pytest-lsp itself only terminates the server, and not when the fixture's teardown fails)."""
+
+    async def start(self, devtools: str | None = None):
+        client = self.client_factory()
+        await client.start_io(*self.get_server_command(devtools), env=self.server_env, start_new_session=True)
+        procs.track(client._server.pid)
+        return client
+
+
 def config(**env: str) -> ClientServerConfig:
-    return ClientServerConfig(server_command=[sys.executable, "-m", "mltriage.server"], server_env=server_env(**env))
+    return Isolated(server_command=[sys.executable, "-m", "mltriage.server"], server_env=server_env(**env))
 
 
 @pytest.fixture

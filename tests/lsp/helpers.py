@@ -11,6 +11,8 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+import procs
+
 
 def open_document(client: LanguageClient, path: Path, language_id: str = "log", text: str | None = None) -> str:
     uri = path.as_uri()
@@ -52,7 +54,7 @@ class RawServer:
 
     @classmethod
     async def start(cls, *command: str, env: dict[str, str] | None = None) -> "RawServer":
-        process = await asyncio.create_subprocess_exec(
+        process = await procs.start(  # its own process group, killed when the test ends
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
         )
         return cls(process)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from helpers import RawServer
+import procs
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = Path(__file__).resolve().parent / "data" / "logs"
@@ -23,7 +23,7 @@ def _pyenv_versions() -> Path:
     root = os.environ.get("PYENV_ROOT")
     pyenv = shutil.which("pyenv")
     if not root and pyenv:
-        out = subprocess.run([pyenv, "root"], capture_output=True, text=True)
+        out = procs.run([pyenv, "root"], capture_output=True, text=True)
         root = out.stdout.strip() if out.returncode == 0 else None
     return Path(root or Path.home() / ".pyenv") / "versions"
 
@@ -39,7 +39,7 @@ def pythons(low: tuple[int, int], high: tuple[int, int]) -> list[str]:
     for candidate in sorted(glob.glob(str(PYENV_VERSIONS / "3.*" / "bin" / "python3"))) + on_path:
         if not candidate or not os.access(candidate, os.X_OK):
             continue
-        out = subprocess.run([candidate, "-I", "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
+        out = procs.run([candidate, "-I", "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
                              capture_output=True, text=True)
         if out.returncode == 0:
             version = tuple(map(int, out.stdout.split()))
@@ -54,7 +54,7 @@ def bundle(tmp_path_factory) -> Path:
     (root / "tool").mkdir()
     shutil.copy(REPO / "extension" / "tool" / "start.py", root / "tool" / "start.py")
     env = dict(os.environ, MLTRIAGE_BUNDLE_OUT=str(root / "bundled"))
-    subprocess.run(["bash", str(REPO / "extension" / "scripts" / "bundle-python.sh")], check=True, env=env, capture_output=True)
+    procs.run(["bash", str(REPO / "extension" / "scripts" / "bundle-python.sh")], check=True, env=env, capture_output=True)
     return root
 
 
@@ -81,7 +81,7 @@ async def test_bundle_serves_on(python: str, bundle: Path, tmp_path: Path):
         hover = await server.request("textDocument/hover", {"textDocument": {"uri": log.as_uri()}, "position": diagnostics[0]["range"]["start"]})
         assert diagnostics[0]["code"] in hover["result"]["contents"]["value"]
         # the compiled modules came from the bundle, not from anything installed for this Python
-        probe = subprocess.run(
+        probe = procs.run(
             [python, "-I", "-c", f"import sys; sys.path[:0] = [{str(bundle / 'bundled' / 'native')!r} + "
              f"f'/cp{{sys.version_info[0]}}{{sys.version_info[1]}}-linux-x86_64', {str(bundle / 'bundled' / 'libs')!r}]; "
              "import regex, pydantic_core, hyperscan; print(regex.__file__, pydantic_core.__file__)"],
@@ -101,7 +101,7 @@ def test_at_least_two_supported_pythons_were_tried():
 def test_old_python_is_refused_in_words(python: str, bundle: Path):
     if python == "missing":
         pytest.skip("no Python older than 3.11 on this machine")
-    result = subprocess.run([python, "-I", str(bundle / "tool" / "start.py")], capture_output=True, text=True, env=clean_env(), timeout=60)
+    result = procs.run([python, "-I", str(bundle / "tool" / "start.py")], capture_output=True, text=True, env=clean_env(), timeout=60)
     assert result.returncode == 3
     assert "Python 3.11 or newer is needed" in result.stderr
     assert "Traceback" not in result.stderr

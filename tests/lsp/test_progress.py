@@ -12,6 +12,7 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+import procs
 from conftest import server_env
 from helpers import open_document, wait_for_diagnostics
 
@@ -78,7 +79,7 @@ async def test_cancel_request_waiting_behind_a_long_run(workspace: Path):
     # The engine works one job at a time: while a large log runs, a diagnoseText request waits and
     # the client gives up on it ($/cancelRequest). Spoken in raw JSON-RPC over the server's stdio,
     # because the test client's own writes can reach the server out of order with the cancel.
-    server = await asyncio.create_subprocess_exec(
+    server = await procs.start(  # its own process group, killed when the test ends
         sys.executable, "-m", "mltriage.server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL, env=server_env(),
     )

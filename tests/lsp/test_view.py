@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from mltriage.model import export_line
+import procs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -94,7 +94,7 @@ async def test_probe_view_refuses_what_is_not_a_report(client: LanguageClient):
 
 async def test_a_failed_command_that_matched_nothing_still_names_its_error_line(client: LanguageClient, tmp_path: Path):
     # real output of a command that fails with an error no signature knows: pip with no index
-    run = subprocess.run(
+    run = procs.run(
         [sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(tmp_path), "mltriage-no-such-package"],
         capture_output=True, text=True,
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 from conftest import SERVER, nvml_for
+import procs
 
 SIZES = "4,4099"
 
@@ -19,7 +19,7 @@ def cli(*args, fake=None, nvml=None, timeout=60):
         env["MLTRIAGE_PROBE_FAKE"] = json.dumps(fake)
     if nvml is not None:
         env["MLTRIAGE_PROBE_FAKE_NVML"] = json.dumps(nvml)
-    return subprocess.run([sys.executable, "-m", "mltriage.probe", *args], capture_output=True,
+    return procs.run([sys.executable, "-m", "mltriage.probe", *args], capture_output=True,
                           text=True, env=env, timeout=timeout)
 
 

@@ -44,7 +44,7 @@ MARKER_LITERALS = tuple(lit for lits in MARKERS.values() for lit in lits)
 # A shell prompt or `+ ` (bash -x) then a launcher or interpreter: the line the user typed.
 _COMMAND = timed_regex.compile(
     r"^\s*(?:[\w.@~:/()\[\] -]{0,120}?[$#%>]\s+|\+\s+|cmd = )"
-    r"(?P<command>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?(?:python3?(?:\.\d+)?|torchrun|deepspeed|accelerate|vllm|mpirun|srun|\w+_perf)\b[^\n]{0,600})$"
+    r"(?P<command>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?(?:python3?(?:\.\d++)?|torchrun|deepspeed|accelerate|vllm|mpirun|srun|\w+_perf)\b[^\n]{0,600})$"
 )
 _MARKER_NAME = {lit: name for name, lits in MARKERS.items() for lit in lits}
 PER_RANK_MARKERS = {"finished"}  # needed for every rank, never dropped

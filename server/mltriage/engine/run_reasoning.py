@@ -64,12 +64,18 @@ def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, lib
     return [_derived(rule, stop, model)] if rule else []
 
 
+COMMAND_SLOT = "<command>"
+
+
 def name_the_command(findings: list[Finding], run: RunFacts) -> None:
-    """Where a fix or verify step says "rerun <command>", put the command this log shows."""
+    """Where a fix or verify step says "rerun <command>", put the command this log shows. A log that
+    shows none leaves no verify that is only the slot: that check becomes the last fix step, in words."""
     if run.command is None:
+        for f in findings:
+            _verify_without_command(f)
         return
     command = run.command.text
-    slot = "<command>"
+    slot = COMMAND_SLOT
     misplaced = _assignments_after_program(command)
     for f in findings:
         relaunch = with_flags(command, f.fix.flags) if f.fix.flags else None
@@ -85,6 +91,19 @@ def name_the_command(findings: list[Finding], run: RunFacts) -> None:
             if misplaced:
                 f.notes.append(f"`{' '.join(misplaced)}` comes after the program name, so it is passed as an argument, "
                                f"not set in the environment: put it before the command or `export` it")
+
+
+def _verify_without_command(f: Finding) -> None:
+    """``<command>  # rerun: the IndexError at x.py:16 must be gone`` names no command a user can run:
+    the condition is kept as a step, the verify line goes. A verify that only prefixes the command
+    (``NCCL_P2P_DISABLE=1 <command>``) is a recipe and stays."""
+    command, _, comment = f.verify.partition("#")
+    if command.strip() != COMMAND_SLOT:
+        return
+    condition = re.sub(r"^rerun\b[^:]*:\s*", "", comment.strip())
+    f.verify = ""
+    f.fix.steps.append("Verify: rerun the command that launched the run (this log does not show it)"
+                       + (f"; {condition}" if condition else ""))
 
 
 def _assignments_after_program(command: str) -> list[str]:

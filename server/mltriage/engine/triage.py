@@ -122,8 +122,29 @@ def triage(
     _classify(d, ev, decision)
     d.timeline = [
         {"rank": f.rank, "line": f.line, "source": f.source, "timestamp": f.timestamp, "signature": f.signature, "role": f.role}
-        for f in sorted(ev.errors, key=lambda f: (f.timestamp if f.timestamp is not None else float("inf"), f.source, f.line))
+        for f in in_time_order(ev.errors)
     ][:200]
+
+
+def in_time_order(findings: list[Finding]) -> list[Finding]:
+    """Findings by when they happened. A log is written in time order, so a line without a timestamp
+    of its own (a traceback, a rank's prefixed output) happened after the stamped line before it in
+    the same source and before the stamped line after it: it takes the time of the one before (or,
+    at the head of the source, of the one after) and keeps its place among its source's lines."""
+    by_source: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_source.setdefault(f.source, []).append(f)
+    keyed: list[tuple[float, str, int, Finding]] = []
+    for source, group in by_source.items():
+        group.sort(key=lambda f: f.line)
+        before, after = None, next((f.timestamp for f in group if f.timestamp is not None), None)
+        for f in group:
+            if f.timestamp is not None:
+                before = f.timestamp
+            when = f.timestamp if f.timestamp is not None else before if before is not None else after
+            keyed.append((float("inf") if when is None else when, source, f.line, f))  # no time at all: last
+    keyed.sort(key=lambda k: k[:3])  # one instant in one source: line order, so the inferred stay in place
+    return [k[3] for k in keyed]
 
 
 def _gather(d: Diagnosis, workers: list[WorkerFailure], ranks_seen: set[int], traces: list[RankTrace]) -> Evidence:

@@ -48,7 +48,8 @@ class TensorPrint:
 
 
 _TENSOR = re.compile(r"tensor\((?P<body>\[[^()]{0,15000}?\])(?P<rest>[^()]{0,300})\)")
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)(?![\w])")
+# (not `\d+\.?\d*`: on a long run of digits the two repetitions split it every way, quadratic)
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|nan|inf)(?![\w])")
 _DEVICE = re.compile(r"device='cuda:(\d{1,3})'")
 # faulthandler: '  File "x.py", line 3 in f'; py-spy: '    f (x.py:3)'
 _DUMP_FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,7}) in (?P<function>[\w<>.]{1,100})'

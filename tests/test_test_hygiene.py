@@ -1,0 +1,80 @@
+"""The test suite's own rules: nothing it starts outlives it, and it runs without the optional extras."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import procs
+
+TESTS = Path(__file__).resolve().parent
+OPTIONAL = ("torch", "tree_sitter", "tree_sitter_cpp", "tqdm")  # the zoo and catalogue extras
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="orphans are adopted only on Linux (PR_SET_CHILD_SUBREAPER)")
+def test_a_run_that_leaves_a_process_behind_fails_and_the_process_is_killed(tmp_path):
+    """The conftest's session check, on a run of one test that starts a process in a session of its
+    own and returns without stopping it (what the live zoo's hanging rank did)."""
+    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    shutil.copy(TESTS / "procs.py", tmp_path / "procs.py")
+    marker = f"mltriage-leak-probe-{os.getpid()}"
+    (tmp_path / "test_leak.py").write_text(
+        "import subprocess, sys\n"
+        "def test_leaks():\n"
+        f"    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {marker!r}], start_new_session=True)\n"
+    )
+    # no third-party plugin is needed for this run (loading them all is most of its cost on a busy machine)
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    run = procs.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
+                    env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "still alive at the end" in run.stdout and marker in run.stdout, run.stdout
+    assert "1 passed" in run.stdout  # the test itself passed: the session check failed the run
+    assert not [pid for pid in procs.descendants(os.getpid()) if marker in procs.command_of(pid)]
+
+
+def _unguarded_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """Imports of an optional extra not preceded by ``pytest.importorskip`` of it in the same function
+    or at module level (which covers the whole file)."""
+    found = []
+
+    def visit(statements, skipped: set[str]) -> set[str]:
+        skipped = set(skipped)
+        for statement in statements:
+            for node in ast.walk(statement):
+                if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip" and node.args
+                        and isinstance(node.args[0], ast.Constant)):
+                    skipped.add(str(node.args[0].value).split(".")[0])
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                found.extend((node.lineno, n) for n in names if n.split(".")[0] in OPTIONAL and n.split(".")[0] not in skipped)
+        return skipped
+
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    at_module = visit([n for n in tree.body if not isinstance(n, (*functions, ast.ClassDef))], set())
+    for node in ast.walk(tree):
+        if isinstance(node, functions):
+            visit(node.body, at_module)
+    return sorted(set(found))
+
+
+def test_no_test_imports_an_optional_extra_without_importorskip():
+    """`pip install -e '.[test]'` alone runs the suite: a test that needs torch or tree-sitter skips."""
+    unguarded = {}
+    for path in sorted(TESTS.rglob("*.py")):
+        found = _unguarded_imports(ast.parse(path.read_text(), str(path)))
+        if found:
+            unguarded[str(path.relative_to(TESTS))] = found
+    assert not unguarded, unguarded
+
+
+def test_the_import_check_sees_an_unguarded_import():
+    bad = ast.parse("def test_x():\n    from torch.distributed.run import get_args_parser\n")
+    good = ast.parse("def test_x():\n    run = pytest.importorskip('torch.distributed.run')\n    from torch.distributed.run import x\n")
+    assert _unguarded_imports(bad) == [(2, "torch.distributed.run")]
+    assert _unguarded_imports(good) == []
