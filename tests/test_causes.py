@@ -81,6 +81,10 @@ WORDS = [
      "NVIDIA/nccl v2.27.3-1 src/transport/shm.cc cuMem path", {}),
     (Symptom.SHM_CUDA_FAILURE, "node01:774:854 [0] transport/shm.cc:347 NCCL WARN Cuda failure 'invalid resource handle'",
      "NVIDIA/nccl v2.23.4-1 src/transport/shm.cc cuMem import", {}),
+    (Symptom.PEERS_WAITING, "(VllmWorkerProcess pid=161) WARNING 01-02 10:02:42 shm_broadcast.py:386] No available block found in 60 second.",
+     "vllm-project/vllm 0.6.x shm_broadcast.py", {"seconds": 60}),
+    (Symptom.PEERS_WAITING, "(EngineCore_0 pid=812) INFO 01-02 10:02:42 [shm_broadcast.py:501] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).",
+     "vllm-project/vllm 0.10 shm_broadcast.py", {"seconds": 60}),
     (Symptom.FRAMEWORK_SEEN, "(APIServer pid=1) INFO 08-13 08:22:59 [api_server.py:1090] vLLM API server version 0.10.1",
      "vllm-project/vllm 0.8+ process prefix", {"framework": "vllm"}),
     (Symptom.FRAMEWORK_SEEN, "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp", "NVIDIA/TensorRT-LLM TLLM_LOG tag", {"framework": "tensorrt-llm"}),
@@ -425,3 +429,28 @@ def test_a_host_that_does_not_resolve_explains_the_store_timeout_that_follows():
     refused = diagnose_text("[E1202 02:51:44.973357284 socket.cpp:1028] [c10d] The client socket has timed out after 4000ms "
                             "while trying to connect to (127.0.0.1, 29511).\n")
     assert refused.findings[0].signature == "torch-tcpstore-connect-timeout" and refused.findings[0].role == "root-cause"
+
+
+# vLLM 0.6.x start-up lines (pynccl.py "vLLM is using nccl==%s", custom_all_reduce.py's P2P warning, model_runner.py
+# "Starting to load model %s...") and shm_broadcast.py's "No available block found in %s second." under the worker prefix
+VLLM_WAITING = (
+    "INFO 01-02 10:00:00 pynccl.py:63] vLLM is using nccl==2.21.5\n"
+    "WARNING 01-02 10:00:01 custom_all_reduce.py:143] Custom allreduce is disabled because your platform lacks GPU P2P capability "
+    "or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.\n"
+    "INFO 01-02 10:00:02 model_runner.py:1056] Starting to load model meta-llama/Llama-3.1-8B-Instruct...\n"
+    "(VllmWorkerProcess pid=161) WARNING 01-02 10:02:42 shm_broadcast.py:386] No available block found in 60 second.\n"
+    "(VllmWorkerProcess pid=161) WARNING 01-02 10:03:42 shm_broadcast.py:386] No available block found in 60 second.\n"
+)
+
+
+def test_a_framework_saying_its_workers_wait_until_the_log_ends_is_a_hang():
+    d = diagnose_text(VLLM_WAITING)
+    assert d.run["stop"]["kind"] == "hang-noted" and "waited for each other for 60 s" in d.run["stop"]["where"]
+    top = d.findings[0]
+    # vLLM itself found no working P2P (custom all-reduce off): the hang is peer-to-peer's, an error
+    assert top.signature == "nccl-hang-broken-p2p" and top.severity == "error"
+    # the same warning followed by progress was a slow start (compilation), not a hang
+    went_on = diagnose_text(VLLM_WAITING + "INFO 01-02 10:04:00 model_runner.py:1067] Loading model weights took 14.99 GB\n"
+                            "INFO:     Application startup complete.\n")
+    assert went_on.run["stop"]["kind"] != "hang-noted"
+    assert not any(f.is_error for f in went_on.findings)

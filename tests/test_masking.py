@@ -373,3 +373,11 @@ def test_a_secret_in_one_of_many_torchrun_entries_is_masked():
     assert len(d.launcher) == 100
     assert not leaks(json.dumps(d.to_json()))
     assert sum(MASK in e["host"] for e in d.launcher) == 1
+
+
+def test_a_source_url_is_no_pem_body_and_its_file_names_stay():
+    # a catalogue fix step cites the upstream line: its path (60+ base64-like characters) is no secret,
+    # and no fragment of it (`bootstrap`) may be masked in the facts that name the same file
+    from mltriage.masking import mask_secrets
+    url = "https://github.com/NVIDIA/nccl/blob/v2.12.7-1/src/transport/net_socket.cc/bootstrap_and_more_path_segments.cc#L68"
+    assert mask_secrets(f"Read the condition around `src/bootstrap.cc:68` ({url}) in the release you run").count("*") == 0

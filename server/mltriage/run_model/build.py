@@ -274,6 +274,11 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     if dump is not None:
         return _at(StopKind.HANG_DUMP, _phase_before(model, dump.source, dump.line), dump,
                    "with a stack dump of the live process (it was stuck)")
+    waiting = observations.of(Symptom.PEERS_WAITING)
+    if waiting and _at_the_end(waiting[-1], run):
+        # the framework's own words, repeated until the log ends: its workers waited for each other and never got on
+        return _at(StopKind.HANG_NOTED, _phase_before(model, waiting[-1].source, waiting[-1].line), waiting[-1],
+                   f"where its workers had waited for each other for {waiting[-1].facts.get('seconds', '?')} s and more")
     stall = find_stall(run)
     if stall is not None:
         phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
@@ -282,6 +287,12 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
     return Stop(StopKind.UNKNOWN, model.last_phase)
+
+
+def _at_the_end(obs: Observation, run: RunFacts) -> bool:
+    """The observation is among the last lines its input printed (nothing but more of the same after it)."""
+    lines = meaningful(run.tails.get(obs.source, []))
+    return not lines or obs.line >= lines[-1].line
 
 
 def _at(kind: StopKind, phase: Phase, obs: Observation, where: str) -> Stop:

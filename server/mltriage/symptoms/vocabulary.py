@@ -43,6 +43,7 @@ class Symptom(StrEnum):
     # stops
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
+    PEERS_WAITING = "peers-waiting"  # a framework says a worker has waited for its peers for a long time (facts: seconds)
     STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
     KILLED_BY_SIGNAL = "killed-by-signal"  # a shell, container runtime or IDE reports a process killed (facts: signal)
     USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
@@ -100,7 +101,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int,
+    "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
 }
 
 
@@ -385,6 +386,12 @@ WORDINGS: tuple[Wording, ...] = (
       r"Received (?:Signals\.)?SIGINT death signal, shutting down workers|^\s{0,4}\^C",
       "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py: \"Received %s death signal, shutting down workers\" (1.9+; "
       "\"Received Signals.SIGINT death signal\" before 2.0), and the terminal's \"^C\" echo"),
+    W(Symptom.PEERS_WAITING, ("No available shared memory broadcast block found in", "No available block found in"),
+      r"No available (?:shared memory broadcast )?block found in (?P<seconds>\d{1,6}) seconds?",
+      "vllm-project/vllm vllm/distributed/device_communicators/shm_broadcast.py: logger.warning(\"No available block found in %s second. \", "
+      "VLLM_RINGBUFFER_WARNING_INTERVAL) (0.5.4-0.6.x; the same in sgl-project/sglang's copy) and \"No available shared memory broadcast "
+      "block found in %d seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. "
+      "compilation, weight/kv cache quantization).\" (0.7+)"),
     W(Symptom.STACK_DUMP, ("(most recent call first):", "Timeout ("),
       r"^(?:Current )?[Tt]hread 0x[0-9a-fA-F]{1,16} \(most recent call first\):|^Timeout \(\d{1,4}:\d\d:\d\d\)!",
       "CPython Python/traceback.c (faulthandler): \"Thread 0x%lx (most recent call first):\" / \"Current thread 0x...\", "
