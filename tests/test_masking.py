@@ -379,5 +379,5 @@ def test_a_source_url_is_no_pem_body_and_its_file_names_stay():
     # a catalogue fix step cites the upstream line: its path (60+ base64-like characters) is no secret,
     # and no fragment of it (`bootstrap`) may be masked in the facts that name the same file
     from mltriage.masking import mask_secrets
-    url = "https://github.com/NVIDIA/nccl/blob/v2.12.7-1/src/transport/net_socket.cc/bootstrap_and_more_path_segments.cc#L68"
+    url = "https://github.com/NVIDIA/nccl/blob/cb111f764a6d46370f24f75101d6b219bb2dda54/src/bootstrap.cc#L68"
     assert mask_secrets(f"Read the condition around `src/bootstrap.cc:68` ({url}) in the release you run").count("*") == 0
