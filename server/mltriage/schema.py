@@ -126,6 +126,8 @@ Condition = Literal[
     "no-error",  # no error line was found (the cause explains a run that said nothing)
     "nccl-versions-differ",  # the log shows two NCCL releases (major.minor) in one job
     "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
+    "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
+    "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

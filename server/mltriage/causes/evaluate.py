@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Interconnect, RunModel, StopKind
+from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom
 
 MAX_EVIDENCE = 6  # observation lines cited per cause
+EARLY_SEQ = 4  # a process group's first collectives: DDP's parameter broadcast, start-up barriers
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,16 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         facts = list(releases.values())
         return Judged(len(releases) > 1, [f"the log shows {len(releases)} NCCL releases: " + ", ".join(f.cited() for f in facts)]
                       if len(releases) > 1 else [], tuple(f.text for f in facts))
+    if name == "finished-before-timeout":
+        # a rank said it finished its loop, then a collective timed out in the same input: the ranks left at different points
+        done, timeout = run.reached.get(Phase.FINISH), observations.first(Symptom.COLLECTIVE_TIMEOUT)
+        held = done is not None and timeout is not None and done.source == timeout.source and done.line < timeout.line
+        return Judged(held, [f"the run said it finished (line {done.line}) before the collective timed out (line {timeout.line})"]
+                      if held else [], (done.text,) if held else ())
+    if name == "early-collective":
+        seqs = [o.facts["seq"] for o in observations.of(Symptom.COLLECTIVE_TIMEOUT) if isinstance(o.facts.get("seq"), int)]
+        held = bool(seqs) and min(seqs) <= EARLY_SEQ  # type: ignore[type-var]
+        return Judged(held, [f"the collective that timed out is among the process group's first (SeqNum {min(seqs)})"] if held else [])
     if name == "socket-ifname-set":
         value = run.env.get("NCCL_SOCKET_IFNAME")
         return Judged(value is not None, [f"the run set NCCL_SOCKET_IFNAME={value}"] if value is not None else [])
