@@ -133,7 +133,7 @@ def probe_view(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
     try:
         report = ProbeReport.from_json(json.loads(text)).to_json()
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: nested too deep
         raise _invalid(f"{PROBE_VIEW}: not a probe report: {exc}") from None
     return with_matrix(report)
 

@@ -7,8 +7,12 @@ its own traceback in ``error.data``. Here, before pygls sees a message:
 - one that is not a JSON-RPC 2.0 request, notification or response gets Invalid request (-32600);
 - a request whose params do not fit its method gets Invalid params (-32602) naming the field;
 - a request after ``shutdown`` gets Invalid request (the LSP rule), a notification is logged;
+- a message nested deeper than `MAX_DEPTH` gets Invalid request with its id when one can be found
+  (``json`` raises RecursionError near 1,000 levels, and deep values would recurse in cattrs and in
+  the handlers: 2 KB of brackets ended the process);
 
 and an internal error reaches the client as one line while its traceback goes to the log (stderr).
+Whatever goes wrong with one message costs that message only: the loop serves the next.
 Framing (headers, lengths) is `framing.FrameReader`'s job.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cattrs import transform_error
@@ -39,6 +44,9 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
 _MAX_MESSAGE = 300
+# LSP's own messages nest about 10 levels (capabilities, a code action's diagnostics and their data)
+MAX_DEPTH = 64
+_ID_SCAN_LIMIT = 1_000_000  # brackets and quotes looked at to find a too-deep message's id
 
 
 class EncodedJSON(bytes):
@@ -89,6 +97,61 @@ def shape_problem(data: Any) -> str:
     return ""
 
 
+def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``data`` (parsed JSON) nests more than ``limit`` arrays and objects; no recursion."""
+    stack = [(data, 1)] if isinstance(data, (dict, list)) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        for item in value.values() if isinstance(value, dict) else value:
+            if isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+    return False
+
+
+_STRUCTURE = re.compile(rb'[][{}"\\]')
+
+
+def top_level(body: bytes) -> Any:
+    """A message too deep to parse, with each container inside its top-level object replaced by
+    null: enough to read its ``id`` and ``method``. None when that cannot be made out (not an object,
+    not JSON, or more than `_ID_SCAN_LIMIT` brackets and quotes to look at)."""
+    kept, depth, in_string, skip_to, cut = bytearray(), 0, False, 0, 0
+    for seen, found in enumerate(_STRUCTURE.finditer(body)):
+        at = found.start()
+        if seen > _ID_SCAN_LIMIT:
+            return None
+        if at < skip_to:  # the character after a backslash
+            continue
+        char = body[at]
+        if char == 0x5C:  # backslash
+            skip_to = at + 2
+        elif char == 0x22:  # quote
+            in_string = not in_string
+        elif in_string:
+            continue
+        elif char in b"[{":
+            depth += 1
+            if depth == 2:
+                kept += body[cut:at] + b"null"
+        else:
+            depth -= 1
+            if depth == 1:
+                cut = at + 1
+            elif depth == 0:
+                kept += body[cut:]
+                cut = len(body)
+                break
+    if depth != 0 or cut != len(body):
+        return None
+    try:
+        data = json.loads(kept)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def describe(exc: BaseException | None) -> str:
     """A validation error as 'what @ where' lines, without a traceback."""
     if isinstance(exc, BaseValidationError):
@@ -102,17 +165,46 @@ class Dispatcher:
     def __init__(self, protocol: LanguageServerProtocol) -> None:
         self.protocol = protocol
         self.shutting_down = False
+        self._request_id: Any = None  # the id of the request being dispatched, once known
 
     def error(self, msg_id: Any, code: int, message: str) -> None:
         self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
     def dispatch(self, body: bytes, reader: FrameReader) -> None:
+        """Handle one message body; whatever fails, the message's request (if it is one) is answered."""
+        self._request_id = None
+        try:
+            self._dispatch(body, reader)
+        except BrokenPipeError:  # the client is gone: the server ends (`serve_stdio`)
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad message must not end the server
+            log.exception("could not handle a message: %r", body[:200])
+            if self._request_id is not None:
+                self.error(self._request_id, INTERNAL_ERROR, f"mltriage internal error: {_short(str(exc))} (details in the server log)")
+
+    def _too_deep(self, body: bytes) -> None:
+        data = top_level(body)
+        is_request = isinstance(data, dict) and isinstance(data.get("method"), str) and _valid_id(data.get("id"))
+        message = f"Invalid request: nested deeper than {MAX_DEPTH} arrays or objects"
+        log.error("%s (%s): %r", message, data.get("method") if isinstance(data, dict) else "not an object", body[:200])
+        if is_request:
+            self.error(data["id"], INVALID_REQUEST, f"{message} ({data['method']})")
+        elif not (isinstance(data, dict) and ("method" in data or "id" in data)):
+            self.error(None, INVALID_REQUEST, message)  # nothing says what it was: answered with id null
+
+    def _dispatch(self, body: bytes, reader: FrameReader) -> None:
         try:
             data = json.loads(body)
+        except RecursionError:
+            self._too_deep(body)
+            return
         except ValueError as exc:  # also a body that is not UTF-8
             log.error("a message body is not JSON (%s): %r", exc, body[:200])
             if not reader.reread(body):
                 self.error(None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if too_deep(data):
+            self._too_deep(body)
             return
         problem = shape_problem(data)
         msg_id = data.get("id") if isinstance(data, dict) and _valid_id(data.get("id")) else None
@@ -123,6 +215,7 @@ class Dispatcher:
             return
         method = data.get("method")
         is_request = method is not None and "id" in data
+        self._request_id = msg_id if is_request else None  # answered by `dispatch` if what follows fails
         if self.shutting_down and method is not None and method != "exit":
             if is_request:
                 self.error(msg_id, INVALID_REQUEST, f"Invalid request: the server is shutting down; '{method}' is refused, only 'exit' is accepted")
@@ -142,12 +235,7 @@ class Dispatcher:
             return
         if is_request and method == "shutdown":
             self.shutting_down = True
-        try:
-            self.protocol.handle_message(message)
-        except Exception as exc:  # pygls answers handler errors itself; this is its own dispatch failing
-            log.exception("could not handle %s", method or "a response")
-            if is_request:
-                self.error(msg_id, INTERNAL_ERROR, f"mltriage internal error: {_short(str(exc))} (details in the server log)")
+        self.protocol.handle_message(message)  # pygls answers its handlers' errors; its own fail in `dispatch`
 
 
 async def _serve(reader: FrameReader, dispatcher: Dispatcher) -> None:
