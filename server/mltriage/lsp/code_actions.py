@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +18,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from mltriage.command_line import Edit, flag_edits
 from mltriage.lsp.convert import SOURCE, entry_uri
+from mltriage.lsp.framing import DaemonThread
 from mltriage.lsp.text import utf16_column
 from mltriage.lsp.launch_scripts import (
     MAX_SCRIPT_BYTES,
@@ -48,20 +47,20 @@ PICK_COMMAND = "mltriage.pickLaunchScript"
 APPLY_COMMAND = "mltriage.applyExports"
 APPLY_FLAG_COMMAND = "mltriage.applyFlag"
 MAX_SCRIPT_ACTIONS = 3
-_SCAN_TTL_S = 5.0
 
 
 class ScriptScanner:
     """The workspace's launch scripts, scanned on a thread of their own (`ScriptIndex`: incremental,
     bounded by a count of entries), never on the event loop: a hover is answered while a scan runs.
-    Clients ask for code actions on every cursor move: a scan younger than `_SCAN_TTL_S` is reused,
-    and callers who arrive while one runs wait for that one."""
+
+    Every request gets a scan that started after it came (a script written a moment ago is
+    offered), and costs little: an unchanged tree is only stat'ed. Requests that come while a scan
+    waits to start share it."""
 
     def __init__(self) -> None:
         self._index = ScriptIndex()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mltriage-scripts")
-        self._last: tuple[float, tuple[str, ...], Scan] | None = None
-        self._running: tuple[tuple[str, ...], asyncio.Future[Scan]] | None = None
+        self._thread = DaemonThread("mltriage-scripts")  # a scan stuck on a hung mount never holds the exit
+        self._waiting: tuple[tuple[str, ...], object, asyncio.Future[Scan]] | None = None  # queued, not started
 
     async def candidates(self, ls: MltriageServer) -> list[Candidate]:
         """Launch scripts to offer: the workspace's, or in an untrusted workspace only the scripts
@@ -72,27 +71,34 @@ class ScriptScanner:
 
     async def scan(self, roots: list[Path]) -> Scan:
         key = tuple(map(str, roots))
-        if self._last and self._last[1] == key and time.monotonic() - self._last[0] < _SCAN_TTL_S:
-            return self._last[2]
-        if self._running is None or self._running[0] != key:
-            future = asyncio.get_running_loop().run_in_executor(self._executor, self._index.scan, roots)
-            self._running = (key, future)
-            future.add_done_callback(lambda done: self._finished(key, done))
-        return await asyncio.shield(self._running[1])
+        if self._waiting is None or self._waiting[0] != key:
+            loop, token = asyncio.get_running_loop(), object()
 
-    def _finished(self, key: tuple[str, ...], done: asyncio.Future[Scan]) -> None:
-        if self._running is not None and self._running[1] is done:
-            self._running = None
+            def run() -> Scan:  # on the scanner's thread: from now on, a new request queues a new scan
+                loop.call_soon_threadsafe(self._started, token)
+                return self._index.scan(roots)
+
+            future = self._thread.run(run)
+            self._waiting = (key, token, future)
+            future.add_done_callback(lambda done: self._finished(token, done))
+        return await asyncio.shield(self._waiting[2])
+
+    def _started(self, token: object) -> None:
+        if self._waiting is not None and self._waiting[1] is token:
+            self._waiting = None
+
+    def _finished(self, token: object, done: asyncio.Future[Scan]) -> None:
+        self._started(token)
         if done.cancelled() or done.exception() is not None:
             return
         scan = done.result()
-        self._last = (time.monotonic(), key, scan)
-        log.info("launch scripts: %d found in %s entries (%d directories and %d scripts read)%s", len(scan.candidates),
-                 f"{scan.entries:,}", scan.listed, scan.read,
-                 "" if scan.complete else f"; stopped at the {self._index.max_entries:,}-entry limit, deeper scripts are not offered")
+        if scan.listed or scan.read or not scan.complete:
+            log.info("launch scripts: %d found in %s entries (%d directories and %d scripts read)%s", len(scan.candidates),
+                     f"{scan.entries:,}", scan.listed, scan.read,
+                     "" if scan.complete else f"; stopped at the {self._index.max_entries:,}-entry limit, deeper scripts are not offered")
 
     def warm(self, ls: MltriageServer) -> None:
-        """Scan now, in the background, so the first quick fix finds the scripts known."""
+        """Scan now, in the background, so the first quick fix finds the tree read already."""
         if ls.settings.trusted:
             asyncio.ensure_future(self.scan(workspace_roots(ls)))
 

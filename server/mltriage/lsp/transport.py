@@ -21,7 +21,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
+from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cattrs import transform_error
@@ -33,7 +36,8 @@ from pygls.protocol import LanguageServerProtocol
 
 from mltriage.lsp.document_sync import DocumentSyncProtocol
 from mltriage.lsp.encode import frame
-from mltriage.lsp.framing import FrameReader
+from mltriage.lsp.framing import DaemonThread, FrameReader
+from mltriage.lsp.large_text import LARGE_BODY, Prepared, adopt, prepare
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -159,6 +163,10 @@ def describe(exc: BaseException | None) -> str:
     return _short(f"{type(exc).__name__}: {exc}") if exc else "unknown error"
 
 
+_HANDLED = object()  # `Dispatcher.parse`: the body was answered (or re-read) already
+_DOCUMENT_NOTIFICATIONS = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "textDocument/didSave"})
+
+
 class Dispatcher:
     """Checks each message body and hands the good ones to the pygls protocol."""
 
@@ -170,52 +178,76 @@ class Dispatcher:
     def error(self, msg_id: Any, code: int, message: str) -> None:
         self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
-    def dispatch(self, body: bytes, reader: FrameReader) -> None:
-        """Handle one message body; whatever fails, the message's request (if it is one) is answered."""
+    def _guarded(self, body: bytes, call: Any, *args: Any) -> Any:
+        """``call(*args)``; whatever fails, the message's request (if it is one) is answered."""
         self._request_id = None
         try:
-            self._dispatch(body, reader)
+            return call(*args)
         except BrokenPipeError:  # the client is gone: the server ends (`serve_stdio`)
             raise
         except Exception as exc:  # noqa: BLE001 - one bad message must not end the server
-            log.exception("could not handle a message: %r", body[:200])
+            log.exception("could not handle a message: %r", bytes(body[:200]))
             if self._request_id is not None:
                 self.error(self._request_id, INTERNAL_ERROR, f"mltriage internal error: {_short(str(exc))} (details in the server log)")
+            return _HANDLED
+        finally:
+            self.protocol.pending_texts.clear()  # a text no handler took is not kept
+
+    def dispatch(self, body: bytes, reader: FrameReader, prepared: Prepared | None = None) -> None:
+        """Handle one message body (``prepared``: its document texts already read, `large_text`)."""
+        data = adopt(prepared) if prepared is not None else None
+        if data is not None:
+            self.handle(data, body, prepared.texts)
+        elif (data := self.parse(body, reader)) is not _HANDLED:
+            self.handle(data, body)
+
+    def parse(self, body: bytes, reader: FrameReader) -> Any:
+        """The message in ``body``, or `_HANDLED` when it is not one (answered, or read again)."""
+        return self._guarded(body, self._parse, body, reader)
+
+    def handle(self, data: Any, body: bytes, texts: dict[str, Any] | None = None) -> None:
+        """Hand a parsed message to pygls (``texts``: its document texts read off the loop)."""
+        if texts:
+            self.protocol.pending_texts.update(texts)
+        self._guarded(body, self._handle, data, body)
 
     def _too_deep(self, body: bytes) -> None:
         data = top_level(body)
         is_request = isinstance(data, dict) and isinstance(data.get("method"), str) and _valid_id(data.get("id"))
         message = f"Invalid request: nested deeper than {MAX_DEPTH} arrays or objects"
-        log.error("%s (%s): %r", message, data.get("method") if isinstance(data, dict) else "not an object", body[:200])
+        log.error("%s (%s): %r", message, data.get("method") if isinstance(data, dict) else "not an object", bytes(body[:200]))
         if is_request:
             self.error(data["id"], INVALID_REQUEST, f"{message} ({data['method']})")
         elif not (isinstance(data, dict) and ("method" in data or "id" in data)):
             self.error(None, INVALID_REQUEST, message)  # nothing says what it was: answered with id null
 
-    def _dispatch(self, body: bytes, reader: FrameReader) -> None:
+    def _parse(self, body: bytes, reader: FrameReader) -> Any:
         try:
             data = json.loads(body)
         except RecursionError:
             self._too_deep(body)
-            return
+            return _HANDLED
         except ValueError as exc:  # also a body that is not UTF-8
-            log.error("a message body is not JSON (%s): %r", exc, body[:200])
+            log.error("a message body is not JSON (%s): %r", exc, bytes(body[:200]))
             if not reader.reread(body):
                 self.error(None, PARSE_ERROR, f"Parse error: {exc}")
-            return
+            return _HANDLED
         if too_deep(data):
             self._too_deep(body)
-            return
+            return _HANDLED
+        return data
+
+    def _handle(self, data: Any, body: bytes) -> None:
         problem = shape_problem(data)
         msg_id = data.get("id") if isinstance(data, dict) and _valid_id(data.get("id")) else None
         if problem:
-            log.error("invalid JSON-RPC message (%s): %r", problem, body[:200])
+            log.error("invalid JSON-RPC message (%s): %r", problem, bytes(body[:200]))
             if not (isinstance(data, dict) and "method" not in data and "id" in data):  # a bad response gets no answer
                 self.error(msg_id, INVALID_REQUEST, f"Invalid request: {problem}")
             return
         method = data.get("method")
         is_request = method is not None and "id" in data
-        self._request_id = msg_id if is_request else None  # answered by `dispatch` if what follows fails
+        self._request_id = msg_id if is_request else None  # answered by `_guarded` if what follows fails
         if self.shutting_down and method is not None and method != "exit":
             if is_request:
                 self.error(msg_id, INVALID_REQUEST, f"Invalid request: the server is shutting down; '{method}' is refused, only 'exit' is accepted")
@@ -235,13 +267,93 @@ class Dispatcher:
             return
         if is_request and method == "shutdown":
             self.shutting_down = True
-        self.protocol.handle_message(message)  # pygls answers its handlers' errors; its own fail in `dispatch`
+        self.protocol.handle_message(message)  # pygls answers its handlers' errors; its own fail in `_guarded`
+
+
+def is_document_notification(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("method") in _DOCUMENT_NOTIFICATIONS and "id" not in data
+
+
+def is_hover(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("method") == "textDocument/hover" and "id" in data
+
+
+_CLAIMS_TEXT = re.compile(rb'"method"\s*:\s*"textDocument/did(?:Open|Change)"')
+
+
+def claims_text(body: bytes | bytearray) -> bool:
+    """Whether a large body says, where a message's method stands (its start or its end), that it
+    is a didOpen or didChange: then its text is read off the loop (`large_text`)."""
+    return bool(_CLAIMS_TEXT.search(body, 0, 512) or _CLAIMS_TEXT.search(body, max(0, len(body) - 512)))
+
+
+@dataclass
+class _Incoming:
+    body: bytes | bytearray
+    data: Any = None  # parsed on arrival (small bodies)
+    prepared: asyncio.Future[Prepared | None] | None = None  # being read on the text thread (large ones)
+    document: bool = False  # a document notification: what a hover reads does not depend on it
+
+
+async def _read(reader: FrameReader, dispatcher: Dispatcher, inbox: deque[_Incoming | None], arrived: asyncio.Event) -> None:
+    """Read messages as they arrive into ``inbox`` (None at the end). A large didOpen or didChange has
+    its text decoded on a thread of its own (`large_text`), and reading goes on meanwhile. A hover
+    behind nothing but document notifications is answered at once: it reads only what finished
+    diagnoses found, which no document message changes (a diagnosis ends on its own time anyway)."""
+    texts = DaemonThread("mltriage-text")
+    try:
+        while (body := await reader.next_body()) is not None:
+            if len(body) >= LARGE_BODY:
+                claims = claims_text(body)
+                prepared = texts.run(prepare, body) if claims else None
+                inbox.append(_Incoming(body, prepared=prepared, document=claims))
+            elif (data := dispatcher.parse(body, reader)) is _HANDLED:
+                continue
+            elif is_hover(data) and all(item is not None and item.document for item in inbox):
+                dispatcher.handle(data, body)
+                continue
+            else:
+                inbox.append(_Incoming(body, data=data, document=is_document_notification(data)))
+            arrived.set()
+    finally:
+        inbox.append(None)
+        arrived.set()
 
 
 async def _serve(reader: FrameReader, dispatcher: Dispatcher) -> None:
-    while (body := await reader.next_body()) is not None:
-        dispatcher.dispatch(body, reader)
+    """Handle the messages in the order they came (but for the hovers `_read` answers)."""
+    inbox: deque[_Incoming | None] = deque()
+    arrived = asyncio.Event()
+    reading = asyncio.ensure_future(_read(reader, dispatcher, inbox, arrived))
+    try:
+        while True:
+            if not inbox:
+                arrived.clear()
+                await arrived.wait()
+                continue
+            item = inbox[0]
+            if item is None:
+                break
+            prepared = await item.prepared if item.prepared is not None else None
+            inbox.popleft()
+            if item.prepared is None and item.data is not None:
+                dispatcher.handle(item.data, item.body)
+            else:
+                dispatcher.dispatch(item.body, reader, prepared)
+    finally:
+        if not reading.done():
+            reading.cancel()
+    await reading  # its own error (a closed output), if it had one
     log.info("the client closed the server's input")
+
+
+def _unbuffered(stream: BinaryIO) -> BinaryIO:
+    """The stream's file without Python's buffer: the reader thread, blocked in a read when the
+    server exits, would hold the buffer's lock, and the interpreter aborts at exit on that lock."""
+    try:
+        return open(os.dup(stream.fileno()), "rb", buffering=0)  # noqa: SIM115 - lives as long as the server
+    except (AttributeError, OSError, ValueError):  # not a file (a test's BytesIO)
+        return stream
 
 
 def serve_stdio(server: LanguageServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
@@ -249,7 +361,7 @@ def serve_stdio(server: LanguageServer, stdin: BinaryIO, stdout: BinaryIO) -> in
     server.protocol.set_writer(StdoutWriter(stdout))
     code = 0
     try:
-        asyncio.run(_serve(FrameReader(stdin), Dispatcher(server.protocol)))
+        asyncio.run(_serve(FrameReader(_unbuffered(stdin)), Dispatcher(server.protocol)))
     except BrokenPipeError:
         log.error("the client closed the server's output")
     except SystemExit as exc:  # `exit`: 0 after `shutdown`, 1 without (pygls decides)
