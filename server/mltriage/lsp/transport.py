@@ -164,7 +164,9 @@ def describe(exc: BaseException | None) -> str:
 
 
 _HANDLED = object()  # `Dispatcher.parse`: the body was answered (or re-read) already
-_DOCUMENT_NOTIFICATIONS = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "textDocument/didSave"})
+# what a hover may be answered before: none of them changes what a hover reads (a finished diagnosis);
+# didClose does (it drops the document's), so a hover waits for it
+_DOCUMENT_NOTIFICATIONS = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didSave"})
 
 
 class Dispatcher:
