@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -246,3 +247,21 @@ async def test_a_deep_notification_is_logged_and_costs_nothing_else():
         if server.process.returncode is None:
             server.process.kill()
     assert "nested deeper than 64" in server.stderr_text()
+
+
+async def test_a_lying_length_allocates_only_what_was_sent():
+    """A header announcing 1 GB followed by a few bytes: the server waits for the rest without
+    holding a gigabyte, and ends cleanly when the input closes."""
+    server = await Wire.open()
+    try:
+        server.write(b"Content-Length: 1000000000\r\n\r\n" + b'{"jsonrpc": "2.0", ' + b" " * 3_000_000)
+        await server.process.stdin.drain()
+        await asyncio.sleep(1.0)  # it has read what was sent
+        status = (Path("/proc") / str(server.process.pid) / "status").read_text()
+        rss_mb = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
+        assert rss_mb < 300, f"{rss_mb:.0f} MB resident after a 1 GB header and 3 MB of body"
+        server.process.stdin.close()
+        assert await asyncio.wait_for(server.process.wait(), 20) == 0
+    finally:
+        if server.process.returncode is None:
+            server.process.kill()
