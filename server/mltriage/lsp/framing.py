@@ -62,11 +62,13 @@ class DaemonThread:
         while True:
             loop, future, call, args = self._calls.get()
             try:
-                result = call(*args)
+                outcome = (call(*args), None)
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-                loop.call_soon_threadsafe(_settle, future, None, exc)
-            else:
-                loop.call_soon_threadsafe(_settle, future, result, None)
+                outcome = (None, exc)
+            try:
+                loop.call_soon_threadsafe(_settle, future, *outcome)
+            except RuntimeError:  # the loop is closed: the server is exiting
+                return
 
     def run(self, call: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()

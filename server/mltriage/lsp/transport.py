@@ -336,7 +336,12 @@ async def _serve(reader: FrameReader, dispatcher: Dispatcher) -> None:
             item = inbox[0]
             if item is None:
                 break
-            prepared = await item.prepared if item.prepared is not None else None
+            prepared = None
+            if item.prepared is not None:
+                try:
+                    prepared = await item.prepared
+                except Exception:  # noqa: BLE001 - then the body is parsed whole, as any other
+                    log.exception("could not read a large message's text in pieces")
             inbox.popleft()
             if item.prepared is None and item.data is not None:
                 dispatcher.handle(item.data, item.body)
