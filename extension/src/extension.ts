@@ -14,6 +14,7 @@ export interface MltriageApi {
   onDidDetectTerminalFailure: vscode.Event<TerminalFailure>;
   lastDiagnosis(): DiagnosisJson | undefined;
   timings: Record<string, number>; // ms since activation started: interpreter, server, first diagnostics
+  notices(): readonly string[]; // what the user was told about the server (a restart after it died)
 }
 
 let manager: ServerManager | undefined;
@@ -175,6 +176,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
     onDidDetectTerminalFailure: terminals.onDidDetectFailure,
     lastDiagnosis: () => view.last,
     timings,
+    notices: () => server.notices,
   };
 }
 

@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 import * as path from 'path';
 import * as readline from 'readline';
 import type { Readable } from 'stream';
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import {
+  CloseAction, CloseHandlerResult, ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions, State,
+} from 'vscode-languageclient/node';
 import { findInterpreter, readPythonFacts, versionProblem } from './python';
 
 // Every file and untitled document is synced: the server decides which are logs (its LOG_SUFFIXES and
@@ -15,6 +17,13 @@ export const DOCUMENT_SELECTOR = [{ scheme: 'file' }, { scheme: 'untitled' }];
 // goes to the output channel at its own level, not all as errors. Other lines (a traceback's)
 // continue the last record.
 const SERVER_LOG_LINE = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL) (.*)$/;
+
+// vscode-languageclient restarts a server whose connection closed (up to 4 times in 3 minutes) and
+// says so only in the output channel; the user then sees squiggles vanish and come back without a
+// word. These say it in a notification, the restart and the giving up alike.
+const RESTART_LIMIT = 4;
+export const RESTARTED = 'The mltriage language server stopped unexpectedly and was restarted: diagnostics of open logs come back as they are diagnosed again. The "mltriage" output channel has what the server said last.';
+export const NOT_RESTARTED = `The mltriage language server stopped unexpectedly ${RESTART_LIMIT + 1} times in 3 minutes and was not restarted again. The "mltriage" output channel has what it said last.`;
 
 function pipeServerLog(input: Readable, log: vscode.LogOutputChannel): void {
   let level = 'ERROR';
@@ -30,6 +39,7 @@ export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private pending: Promise<void> = Promise.resolve();
   private restartTimer: NodeJS.Timeout | undefined;
+  readonly notices: string[] = []; // what the user was told about the server, for the tests (`MltriageApi`)
   private readonly changed = new vscode.EventEmitter<LanguageClient | undefined>();
   readonly onDidChangeClient = this.changed.event;
 
@@ -100,6 +110,17 @@ export class ServerManager implements vscode.Disposable {
         progressLines: config.get<number>('diagnostics.progressLines', 20000),
       },
     };
+    let restarts: ErrorHandler | undefined; // the library's own policy, made once the client exists
+    const policy = () => (restarts ??= client.createDefaultErrorHandler(RESTART_LIMIT));
+    clientOptions.errorHandler = {
+      error: (error, message, count) => policy().error(error, message, count),
+      closed: async (): Promise<CloseHandlerResult> => {
+        const decided = await policy().closed();
+        const restart = decided.action === CloseAction.Restart;
+        this.notify(restart ? RESTARTED : NOT_RESTARTED, restart ? 'Show Output' : 'Restart Server');
+        return { action: decided.action, message: restart ? RESTARTED : NOT_RESTARTED, handled: true };
+      },
+    };
     const client = new LanguageClient('mltriage', 'mltriage', serverOptions, clientOptions);
     const t1 = Date.now();
     try {
@@ -120,6 +141,17 @@ export class ServerManager implements vscode.Disposable {
       this.changed.fire(undefined);
       try { await client.stop(5000); } catch (err) { this.log.warn(`server did not stop cleanly: ${err}`); }
     }
+  }
+
+  // A notice about the server's own state, with one action: the output channel, or a restart.
+  private notify(message: string, action: 'Show Output' | 'Restart Server'): void {
+    this.notices.push(message);
+    this.log.error(message);
+    const show = action === 'Show Output' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+    void show(message, action).then((pick) => {
+      if (pick === 'Show Output') { this.log.show(true); }
+      if (pick === 'Restart Server') { void this.start(); }
+    });
   }
 
   private fail(message: string): void {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mltriage import markdown as md
 from mltriage.templates import fill_with as fill
 from mltriage.library import Library, load_library
 from mltriage.masking import mask_secrets
@@ -24,13 +25,16 @@ class _Placeholder(dict):
 
 
 def entry_markdown(entry: Signature, facts: dict[str, str] | None = None) -> str:
+    """The entry; with ``facts`` (a log line's, so anything at all) the sentences they fill are made
+    literal text but for their code spans, and the facts are shown as code (`markdown`)."""
+    filled = md.text if facts else str
     facts = _Placeholder({k: mask_secrets(v) for k, v in (facts or {}).items()})
-    out = [f"## {fill(entry.title, facts)}", ""]
+    out = [f"## {filled(fill(entry.title, facts))}", ""]
     out.append(f"`{entry.id}` · {entry.area} · {entry.category} · severity **{entry.severity}** · usually **{entry.role}**")
     out.append("")
-    out.append(fill(entry.summary, facts))
+    out.append(filled(fill(entry.summary, facts)))
     if facts:
-        out += ["", "**From this line:** " + ", ".join(f"{k} = `{v}`" for k, v in sorted(facts.items()))]
+        out += ["", "**From this line:** " + ", ".join(f"{md.escape(k)} = {md.code(v)}" for k, v in sorted(facts.items()))]
     out += ["", "### Why it happens", "", entry.mechanism.strip(), ""]
     out += ["### Symptoms", "", *[f"- {s}" for s in entry.symptoms], ""]
     out += ["### How to confirm", "", *[f"- {s}" for s in entry.confirm], ""]
@@ -44,7 +48,7 @@ def entry_markdown(entry: Signature, facts: dict[str, str] | None = None) -> str
         out += ["", "```sh", *entry.fix.commands, "```"]
     for change in entry.fix.stacks:
         out += [f"- **{change.stack}**: {change.change}"]
-    out += ["", "### Verify", "", "```sh", fill(entry.verify, facts), "```", ""]
+    out += ["", "### Verify", "", *md.code_block([fill(entry.verify, facts)]), ""]
     out += ["### Prevention", "", *[f"- {s}" for s in entry.prevention], ""]
     affects = ", ".join(f"{a.system} ({a.versions})" for a in entry.affects)
     out += [f"**Affects:** {affects}", ""]

@@ -4,10 +4,13 @@ where it places the diagnostic of an edited-in error line (its row and the colum
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 from pytest_lsp import LanguageClient
@@ -15,7 +18,7 @@ from pytest_lsp import LanguageClient
 from conftest import server_env
 from helpers import RawServer, open_document, wait_for_diagnostics
 from mltriage.lsp.app import build_server
-from mltriage.lsp.document_sync import DocumentSyncProtocol, apply_change
+from mltriage.lsp.document_sync import CHUNK, ChunkedText, DocumentSyncProtocol, apply_change
 
 # a one-line error the engine places on its whole line (torch 2.x's OOM message, first sentence)
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
@@ -41,7 +44,7 @@ EMOJI = "\U0001f600"  # outside the BMP: two UTF-16 units, four UTF-8 bytes, one
     ],
 )
 def test_apply_change(text: str, start, end, new: str, expected: str):
-    assert apply_change(text, start, end, new, "utf-16")[0] == expected
+    assert apply_change(text, start, end, new, "utf-16") == expected
 
 
 @pytest.mark.parametrize(
@@ -49,32 +52,78 @@ def test_apply_change(text: str, start, end, new: str, expected: str):
 )
 def test_columns_count_in_the_negotiated_encoding(encoding, column: int):
     # after the emoji; a column inside it (half a surrogate pair, a partial UTF-8 sequence) stops before it
-    assert apply_change(f"{EMOJI}é", (0, column), (0, column), "|", encoding)[0] == f"{EMOJI}|é"
-    assert apply_change(f"{EMOJI}é", (0, 1), (0, 1), "|", "utf-16")[0] == f"|{EMOJI}é"
-    assert apply_change(f"{EMOJI}é", (0, 5), (0, 5), "|", "utf-8")[0] == f"{EMOJI}é"[:1] + "|é"
+    assert apply_change(f"{EMOJI}é", (0, column), (0, column), "|", encoding) == f"{EMOJI}|é"
+    assert apply_change(f"{EMOJI}é", (0, 1), (0, 1), "|", "utf-16") == f"|{EMOJI}é"
+    assert apply_change(f"{EMOJI}é", (0, 5), (0, 5), "|", "utf-8") == f"{EMOJI}é"[:1] + "|é"
 
 
-def test_typing_keeps_its_place_through_the_anchor():
-    # many edits on one line of a long text, each from the last one's anchor; then one before it
-    text, anchor = "".join(f"line {i}\r\n" if i % 3 else f"line {i}\x0c\r" for i in range(200_000)), None
-    for column in range(40):
-        text, anchor = apply_change(text, (150_000, column), (150_000, column), "x", "utf-16", anchor)
-        assert anchor is not None and anchor.line == 150_000
-    text, anchor = apply_change(text, (3, 0), (3, 0), "y", "utf-16", anchor)
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    assert lines[150_000] == "x" * 40 + "line 150000\x0c" and lines[3] == "yline 3\x0c"
+def _reference_offset(text: str, line: int, character: int) -> int:
+    """Where a UTF-16 position is in ``text``, found the plain way: every line split out."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    if line >= len(starts):
+        return len(text)
+    start = starts[max(0, line)]
+    end = re.compile(r"\r|\n").search(text, start)
+    content = text[start : end.start() if end else len(text)]
+    units = index = 0
+    while index < len(content) and units + (2 if ord(content[index]) > 0xFFFF else 1) <= character:
+        units += 2 if ord(content[index]) > 0xFFFF else 1
+        index += 1
+    return start + index
 
 
-def test_an_lf_joining_a_cr_drops_the_anchor():
-    text, anchor = apply_change("a\rb", (1, 0), (1, 0), "\n", "utf-16")
-    assert text == "a\r\nb" and anchor is None  # line 1 no longer starts where the edit was
+def _check_chunks(chunked: ChunkedText) -> None:
+    pieces = chunked.pieces()
+    for piece, after in zip(pieces, pieces[1:]):
+        assert piece.endswith(("\n", "\r")), pieces  # a line never spans two chunks
+        assert not (piece.endswith("\r") and after.startswith("\n")), pieces  # nor does a CRLF
 
 
-def test_the_builtin_did_change_is_ours():
-    # pygls 2.1 registers every `lsp_method` of its protocol class by name; ours must take the slot
-    assert LanguageServerProtocol.lsp_text_document__did_change.method_name == types.TEXT_DOCUMENT_DID_CHANGE
-    handler = build_server().protocol.fm.builtin_features[types.TEXT_DOCUMENT_DID_CHANGE]
-    assert handler.__func__ is DocumentSyncProtocol.lsp_text_document__did_change
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="ab\n\r\x0c\u2028é\U0001f600", max_size=80),
+    chunk=st.integers(min_value=1, max_value=12),
+    edits=st.lists(st.tuples(st.integers(-1, 30), st.integers(-1, 12), st.integers(-1, 30), st.integers(-1, 12),
+                             st.text(alphabet="xy\n\r\U0001f600", max_size=20)), max_size=12),
+)
+def test_edits_on_chunks_are_the_edits_on_the_whole_text(text, chunk, edits):
+    """Small chunks, so that edits cross them, join them and split them; each result is the
+    reference's (the whole text split into the editor's lines, the range replaced)."""
+    chunked, expected = ChunkedText(text, chunk=chunk), text
+    for line, character, end_line, end_character, new in edits:
+        chunked.edit((line, character), (end_line, end_character), new, "utf-16")
+        a, b = sorted((_reference_offset(expected, line, character), _reference_offset(expected, end_line, end_character)))
+        expected = expected[:a] + new + expected[b:]
+        assert chunked.text() == expected == "".join(chunked.pieces())
+        assert chunked.length == len(expected)
+        breaks = len(re.findall(r"\r\n|\r|\n", expected))
+        assert chunked.line_count == breaks + 1
+        assert chunked.lines_of_text == breaks + (not re.search(r"[\r\n]\Z|\A\Z", expected))
+        _check_chunks(chunked)
+
+
+def test_a_keystroke_rebuilds_one_chunk():
+    """In a 1,000,000-line document an edit replaces one chunk and leaves the others (the same
+    objects): its cost is the chunk's, whatever the document's size."""
+    text = "".join(f"[rank{i % 8}]: step {i} loss 0.{i % 97}\n" for i in range(1_000_000))
+    chunked = ChunkedText(text)
+    before = chunked.pieces()
+    assert len(before) > 100 and max(map(len, before)) < 2 * CHUNK
+    chunked.edit((654_321, 9), (654_321, 9), "x", "utf-16")
+    after = chunked.pieces()
+    changed = [i for i, (old, new) in enumerate(zip(before, after, strict=True)) if old is not new]
+    assert len(changed) == 1
+    assert after[changed[0]].splitlines()[654_321 - sum(p.count("\n") for p in after[: changed[0]])].startswith("[rank1]: xstep 654321 ")
+    _check_chunks(chunked)
+
+
+def test_the_builtin_did_open_and_did_change_are_ours():
+    # pygls 2.1 registers every `lsp_method` of its protocol class by name; ours must take the slots
+    features = build_server().protocol.fm.builtin_features
+    for method, ours in ((types.TEXT_DOCUMENT_DID_CHANGE, DocumentSyncProtocol.lsp_text_document__did_change),
+                         (types.TEXT_DOCUMENT_DID_OPEN, DocumentSyncProtocol.lsp_text_document__did_open)):
+        assert getattr(LanguageServerProtocol, ours.__name__).method_name == method
+        assert features[method].__func__ is ours
 
 
 # ---- over stdio -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -127,6 +128,8 @@ MALFORMED = [
                                                  "params": {"command": "mltriage.diagnoseText", "arguments": "text"}}).encode(), -32602),
     ("explain without a signature", json.dumps({"jsonrpc": "2.0", "id": 14, "method": "workspace/executeCommand",
                                                 "params": {"command": "mltriage.explain", "arguments": [{"a": 1}]}}).encode(), -32602),
+    ("a probe report nested 100,000 deep", json.dumps({"jsonrpc": "2.0", "id": 17, "method": "workspace/executeCommand", "params": {
+        "command": "mltriage.probeView", "arguments": [{"text": "[" * 100_000 + "]" * 100_000}]}}).encode(), -32602),
     ("resolve with data missing its fields", json.dumps({"jsonrpc": "2.0", "id": 15, "method": "codeAction/resolve",
                                                          "params": {"title": "x", "data": {"script": "file:///x.sh"}}}).encode(), None),
     ("code action whose diagnostic data has the wrong types", json.dumps({"jsonrpc": "2.0", "id": 16, "method": "textDocument/codeAction", "params": {
@@ -194,3 +197,71 @@ async def test_input_closed_mid_message_ends_the_server():
         if server.process.returncode is None:
             server.process.kill()
     assert "input ended 12 bytes into a 500-byte message body" in server.stderr_text()
+
+
+# ---- hostile nesting: one message of brackets ended the process (exit 1, RecursionError) -------
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+DEEP = [
+    # (what, body, the id the error must carry)
+    ("1,000 arrays as a request's params (2 KB)",
+     '{"jsonrpc": "2.0", "id": 41, "method": "textDocument/hover", "params": ' + nested(1000) + "}", 41),
+    ("100,000 arrays, the id after them",
+     '{"jsonrpc": "2.0", "method": "workspace/executeCommand", "params": {"command": "mltriage.explain", "arguments": '
+     + nested(100_000) + '}, "id": "after"}', "after"),
+    ("objects, and strings with brackets, quotes and backslashes before the id",
+     '{"jsonrpc": "2.0", "method": "textDocument/hover", "params": {"a": "]]}\\\\\\"[[{\\\\", "b": '
+     + '{"x": ' * 5000 + "1" + "}" * 5000 + '}, "id": 42}', 42),
+    ("deep enough for cattrs and the handlers, not for json (200 levels)",
+     '{"jsonrpc": "2.0", "id": 43, "method": "workspace/executeCommand", "params": {"command": "mltriage.explain", "arguments": ["cuda-oom", '
+     + nested(200) + "]}}", 43),
+    ("a top-level array of arrays (no id to find)", nested(3000), None),
+]
+
+
+@pytest.mark.parametrize("body,expected_id", [(body, i) for _, body, i in DEEP], ids=[name for name, _, _ in DEEP])
+async def test_deep_nesting_gets_an_error_with_its_id_and_the_server_lives_on(body: str, expected_id):
+    server = await Wire.open()
+    try:
+        server.write(frame(body.encode()))
+        answer = await asyncio.wait_for(server.receive(lambda m: "error" in m), 20)
+        assert_clean(answer["error"])
+        assert answer["error"]["code"] == -32600 and "nested deeper than 64" in answer["error"]["message"], answer
+        assert answer["id"] == expected_id, answer
+        await server.still_answers()
+        assert await server.close() == 0
+    finally:
+        if server.process.returncode is None:
+            server.process.kill()
+
+
+async def test_a_deep_notification_is_logged_and_costs_nothing_else():
+    server = await Wire.open()
+    try:
+        server.write(frame(('{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": ' + nested(2000) + "}").encode()))
+        await server.still_answers()  # no answer to a notification, and the next request is served
+        assert await server.close() == 0
+    finally:
+        if server.process.returncode is None:
+            server.process.kill()
+    assert "nested deeper than 64" in server.stderr_text()
+
+
+async def test_a_lying_length_allocates_only_what_was_sent():
+    """A header announcing 1 GB followed by a few bytes: the server waits for the rest without
+    holding a gigabyte, and ends cleanly when the input closes."""
+    server = await Wire.open()
+    try:
+        server.write(b"Content-Length: 1000000000\r\n\r\n" + b'{"jsonrpc": "2.0", ' + b" " * 3_000_000)
+        await server.process.stdin.drain()
+        await asyncio.sleep(1.0)  # it has read what was sent
+        status = (Path("/proc") / str(server.process.pid) / "status").read_text()
+        rss_mb = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
+        assert rss_mb < 300, f"{rss_mb:.0f} MB resident after a 1 GB header and 3 MB of body"
+        server.process.stdin.close()
+        assert await asyncio.wait_for(server.process.wait(), 20) == 0
+    finally:
+        if server.process.returncode is None:
+            server.process.kill()

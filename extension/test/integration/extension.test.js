@@ -207,6 +207,42 @@ suite('mltriage extension', () => {
     console.log(`mltriage-timing activation ${JSON.stringify(api.timings)}`);
   });
 
+  test('a server that dies is restarted, and the user is told so', async () => {
+    // the server is this extension host's child that runs start.py (its engine worker is the server's)
+    const serverPid = () => {
+      const fs = require('fs');
+      for (const entry of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) { continue; }
+        try {
+          const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+          if (Number(fields[1]) === process.pid && fields[0] !== 'Z' && cmdline.includes('start.py')) { return Number(entry); }
+        } catch { /* gone meanwhile */ }
+      }
+      return undefined;
+    };
+    const { doc } = await openLog(CRASH_LOG);
+    const before = serverPid();
+    assert.ok(before, 'the server process');
+    const told = api.notices().length;
+    process.kill(before, 'SIGKILL');
+    const after = await until('a new server process', () => { const pid = serverPid(); return pid && pid !== before ? pid : undefined; });
+    assert.ok(after !== before);
+    await until('the user told of the restart', () => api.notices().length > told);
+    assert.match(api.notices()[told], /stopped unexpectedly and was restarted/);
+    // and it serves again: the open log is diagnosed anew, its hover answered
+    const diagnostics = await until('diagnostics from the new server', () => {
+      const d = vscode.languages.getDiagnostics(doc.uri).filter((x) => x.source === 'mltriage');
+      return d.length ? d : undefined;
+    });
+    const hovers = await until('a hover from the new server', async () => {
+      const h = await vscode.commands.executeCommand('vscode.executeHoverProvider', doc.uri, diagnostics[0].range.start);
+      return h && h.length ? h : undefined;
+    });
+    assert.ok(hovers.length > 0);
+  });
+
   test('the P2P probe answers in words on a machine without GPUs', async () => {
     const report = await vscode.commands.executeCommand('mltriage.runP2PProbe');
     assert.ok(report && typeof report === 'object');

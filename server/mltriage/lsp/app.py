@@ -87,6 +87,10 @@ def build_server(engine: EngineProcess | None = None) -> MltriageServer:
         log.info("settings: %s", ls.settings)
         ls.engine.start()  # it loads the engine while the client finishes its own start
 
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: MltriageServer, params: types.InitializedParams) -> None:
+        ls.script_scanner.warm(ls)  # the launch scripts, on their own thread, before the first quick fix asks
+
     @server.feature(types.SHUTDOWN)
     def on_shutdown(ls: MltriageServer, params: None) -> None:
         ls.engine.close()

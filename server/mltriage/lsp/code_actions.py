@@ -8,7 +8,8 @@ written unless the user picks the action.
 
 from __future__ import annotations
 
-import time
+import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +18,14 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from mltriage.command_line import Edit, flag_edits
 from mltriage.lsp.convert import SOURCE, entry_uri
+from mltriage.lsp.framing import DaemonThread
 from mltriage.lsp.text import utf16_column
 from mltriage.lsp.launch_scripts import (
     MAX_SCRIPT_BYTES,
     SCRIPT_SUFFIXES,
     Candidate,
-    find_launch_scripts,
+    Scan,
+    ScriptIndex,
     insertion_line,
     insertion_text,
     launches_something,
@@ -34,6 +37,8 @@ from mltriage.model import LaunchFlag
 if TYPE_CHECKING:
     from mltriage.lsp.app import MltriageServer
 
+log = logging.getLogger(__name__)
+
 # client-side commands the extension registers (they need the clipboard or a UI)
 COPY_COMMAND = "mltriage.copyExports"
 ENTRY_COMMAND = "mltriage.showEntry"
@@ -42,30 +47,60 @@ PICK_COMMAND = "mltriage.pickLaunchScript"
 APPLY_COMMAND = "mltriage.applyExports"
 APPLY_FLAG_COMMAND = "mltriage.applyFlag"
 MAX_SCRIPT_ACTIONS = 3
-_SCAN_TTL_S = 5.0
 
 
 class ScriptScanner:
-    """Workspace scans are cached briefly: clients ask for code actions on every cursor move."""
+    """The workspace's launch scripts, scanned on a thread of their own (`ScriptIndex`: incremental,
+    bounded by a count of entries), never on the event loop: a hover is answered while a scan runs.
+
+    Every request gets a scan that started after it came (a script written a moment ago is
+    offered), and costs little: an unchanged tree is only stat'ed. Requests that come while a scan
+    waits to start share it."""
 
     def __init__(self) -> None:
-        self._cache: tuple[float, tuple[str, ...], list[Candidate]] | None = None
+        self._index = ScriptIndex()
+        self._thread = DaemonThread("mltriage-scripts")  # a scan stuck on a hung mount never holds the exit
+        self._waiting: tuple[tuple[str, ...], object, asyncio.Future[Scan]] | None = None  # queued, not started
 
-    def candidates(self, ls: MltriageServer) -> list[Candidate]:
+    async def candidates(self, ls: MltriageServer) -> list[Candidate]:
         """Launch scripts to offer: the workspace's, or in an untrusted workspace only the scripts
         open in the editor (nothing else of that workspace is read)."""
         if not ls.settings.trusted:
             return open_launch_scripts(ls)
-        return self.scan(workspace_roots(ls))
+        return (await self.scan(workspace_roots(ls))).candidates
 
-    def scan(self, roots: list[Path]) -> list[Candidate]:
+    async def scan(self, roots: list[Path]) -> Scan:
         key = tuple(map(str, roots))
-        now = time.monotonic()
-        if self._cache and self._cache[1] == key and now - self._cache[0] < _SCAN_TTL_S:
-            return self._cache[2]
-        found = find_launch_scripts(roots)
-        self._cache = (now, key, found)
-        return found
+        if self._waiting is None or self._waiting[0] != key:
+            loop, token = asyncio.get_running_loop(), object()
+
+            def run() -> Scan:  # on the scanner's thread: from now on, a new request queues a new scan
+                loop.call_soon_threadsafe(self._started, token)
+                return self._index.scan(roots)
+
+            future = self._thread.run(run)
+            self._waiting = (key, token, future)
+            future.add_done_callback(lambda done: self._finished(token, done))
+        return await asyncio.shield(self._waiting[2])
+
+    def _started(self, token: object) -> None:
+        if self._waiting is not None and self._waiting[1] is token:
+            self._waiting = None
+
+    def _finished(self, token: object, done: asyncio.Future[Scan]) -> None:
+        self._started(token)
+        if done.cancelled() or done.exception() is not None:
+            return
+        scan = done.result()
+        if scan.listed or scan.read or not scan.complete:
+            log.info("launch scripts: %d found in %s entries (%d directories and %d scripts read)%s", len(scan.candidates),
+                     f"{scan.entries:,}", scan.listed, scan.read,
+                     "" if scan.complete else f"; stopped at the {self._index.max_entries:,}-entry limit, deeper scripts are not offered")
+
+    def warm(self, ls: MltriageServer) -> None:
+        """Scan now, in the background, so the first quick fix finds the tree read already."""
+        if ls.settings.trusted:
+            asyncio.ensure_future(self.scan(workspace_roots(ls)))
 
 
 def workspace_roots(ls: MltriageServer) -> list[Path]:
@@ -231,7 +266,9 @@ def _script_action(ls: MltriageServer, diagnostic: types.Diagnostic, title: str,
     return action
 
 
-def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str, Any], resolve_later: bool) -> list[types.CodeAction]:
+def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str, Any], resolve_later: bool,
+                scripts: list[Candidate]) -> list[types.CodeAction]:
+    """The quick fixes for one of our diagnostics; ``scripts``: the launch scripts to offer."""
     signature, title = data["signature"], str(data.get("title") or data["signature"])
     env = {str(k): str(v) for k, v in (data.get("env") or {}).items()}
     facts = {str(k): str(v) for k, v in (data.get("facts") or {}).items()}
@@ -240,7 +277,7 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
     roots = workspace_roots(ls)
     preferred = True
     if env:
-        for candidate, uri, text in _readable_scripts(ls, ls.script_scanner.candidates(ls)[:MAX_SCRIPT_ACTIONS]):
+        for candidate, uri, text in _readable_scripts(ls, scripts[:MAX_SCRIPT_ACTIONS]):
             missing = missing_exports(text, env)
             if not missing:
                 continue
@@ -255,7 +292,7 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
     # beside the exports: each flag on the command line of the scripts that run its program
     for flag in flags:
         offered = 0
-        for candidate, uri, text in _readable_scripts(ls, ls.script_scanner.candidates(ls)):
+        for candidate, uri, text in _readable_scripts(ls, scripts):
             if not flag_edits(text, flag):
                 continue  # runs no such program, or has the flag already
             fix = {"script": uri, "flag": flag.to_json()}
@@ -330,16 +367,18 @@ def register(server: MltriageServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True),
     )
-    def code_action(ls: MltriageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    async def code_action(ls: MltriageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         only = params.context.only
         if only and not any(kind.startswith(types.CodeActionKind.QuickFix) for kind in only):
             return None
+        ours = [(diagnostic, data) for diagnostic in params.context.diagnostics if (data := _ours(diagnostic)) is not None]
+        if not ours:
+            return None
+        scripts = await ls.script_scanner.candidates(ls)  # off the loop: hovers go on meanwhile
         resolve_later = _supports_resolve(ls)
         actions: list[types.CodeAction] = []
-        for diagnostic in params.context.diagnostics:
-            data = _ours(diagnostic)
-            if data is not None:
-                actions.extend(actions_for(ls, diagnostic, data, resolve_later))
+        for diagnostic, data in ours:
+            actions.extend(actions_for(ls, diagnostic, data, resolve_later, scripts))
         return actions or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)

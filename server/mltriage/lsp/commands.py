@@ -133,7 +133,7 @@ def probe_view(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
     try:
         report = ProbeReport.from_json(json.loads(text)).to_json()
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: nested too deep
         raise _invalid(f"{PROBE_VIEW}: not a probe report: {exc}") from None
     return with_matrix(report)
 
@@ -212,10 +212,10 @@ def flag_edit(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
-def launch_scripts(ls: MltriageServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+async def launch_scripts(ls: MltriageServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:
     return [
         {"uri": from_fs_path(str(c.path)), "path": str(c.path), "distributed": c.strong}
-        for c in ls.script_scanner.candidates(ls)
+        for c in await ls.script_scanner.candidates(ls)
     ]
 
 
@@ -250,5 +250,5 @@ def register(server: MltriageServer) -> None:
         return probe_view(ls, args)
 
     @server.command(LAUNCH_SCRIPTS)
-    def _launch_scripts(ls, *args):
-        return launch_scripts(ls, args)
+    async def _launch_scripts(ls, *args):
+        return await launch_scripts(ls, args)

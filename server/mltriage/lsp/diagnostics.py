@@ -21,6 +21,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from mltriage.lsp.convert import SOURCE, WARNING, lsp_range, publish_notification
+from mltriage.lsp.document_sync import text_of
 from mltriage.lsp.engine_process import EngineFailed, EngineStopped
 from mltriage.lsp.results import Result
 from mltriage.lsp.transport import EncodedJSON, send_encoded
@@ -124,17 +125,15 @@ class Diagnostics:
     async def _run(self, uri: str, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
-        try:
-            document = self.server.workspace.get_text_document(uri)
-            text, version = document.source, document.version
-        except Exception:  # closed meanwhile
+        document = self.server.workspace.text_documents.get(unquote(uri))
+        if document is None:  # closed meanwhile
             return
-        count = text.count("\n") or text.count("\r")  # C-speed estimate; the exact split happens in the worker
-        count += bool(text) and not text.endswith(("\n", "\r"))
-        large = count >= self.server.settings.progress_lines or len(text) >= self.server.settings.progress_bytes
+        pieces, count, chars = text_of(document)  # the text as it is now, not joined: the worker joins it
+        version = document.version
+        large = count >= self.server.settings.progress_lines or chars >= self.server.settings.progress_bytes
         progress = await Progress.start(self.server, f"Diagnosing {_name(uri)} ({count:,} lines)") if large else None
         started = time.perf_counter()
-        request = {"text": text, "source": uri_to_source(uri), "uri": uri, "version": version,
+        request = {"text": pieces, "source": uri_to_source(uri), "uri": uri, "version": version,
                    "utf16": self.server.utf16, "answer": uri in self._answers}
         try:
             payload = await run_job(self.server, progress, "document", request)

@@ -3,7 +3,7 @@
 The extension's diagnosis view, its terminal notification and the hover all show text the server
 wrote: the headline, the root cause (only the one triage chose, ``Diagnosis.root_cause``), the fix's
 export lines (``model.Fix.exports``), entry links (``convert.entry_uri``) and the entries' Markdown
-rendered to HTML (markdown-it, raw HTML in the text escaped). The extension only places it.
+rendered to HTML (markdown-it, with only their code spans taken as Markdown: `markdown.text`). The extension only places it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from mltriage import markdown as md
 from mltriage.lsp.convert import entry_uri
 from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg
 from mltriage.masking import mask_secrets
@@ -28,13 +29,14 @@ def _markdown():
 
 
 def markdown_html(text: str) -> str:
-    """Markdown (code spans, emphasis, lists, links) as HTML; any HTML in ``text`` is escaped."""
-    return _markdown().render(text or "").strip()
+    """A sentence of the diagnosis as HTML: its code spans as code, the rest as text (`markdown.text`:
+    it may hold log text, which never becomes a link, an image or markup)."""
+    return _markdown().render(md.text(text or "")).strip()
 
 
 def inline_html(text: str) -> str:
-    """One line of Markdown as inline HTML (no enclosing paragraph)."""
-    return _markdown().renderInline(text or "")
+    """The same, as inline HTML (no enclosing paragraph)."""
+    return _markdown().renderInline(md.text(text or ""))
 
 
 def where(finding: Finding) -> str:

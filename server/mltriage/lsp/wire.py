@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pickle
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 
@@ -55,13 +55,15 @@ def read(stream: BinaryIO) -> tuple | None:
     return None if body is None else pickle.loads(body)
 
 
-def write_text(stream: BinaryIO, text: str) -> None:
-    """A document's text, as UTF-8 pieces of 1 M characters: pickling 50 MB at once held the GIL
-    (and the hovers) for 60 ms; each piece takes well under 1 ms, and the writes release it."""
-    for at in range(0, len(text), _TEXT_PIECE):
-        data = text[at:at + _TEXT_PIECE].encode("utf-8", "surrogatepass")  # lone surrogates survive
-        stream.write(_HEADER.pack(len(data)))
-        stream.write(data)
+def write_text(stream: BinaryIO, text: str | Sequence[str]) -> None:
+    """A document's text (a string, or its pieces: `document_sync.ChunkedText.pieces`), as UTF-8
+    pieces of at most 1 M characters: pickling 50 MB at once held the GIL (and the hovers) for
+    60 ms; each piece takes well under 1 ms, and the writes release it."""
+    for part in (text,) if isinstance(text, str) else text:
+        for at in range(0, len(part), _TEXT_PIECE):
+            data = part[at:at + _TEXT_PIECE].encode("utf-8", "surrogatepass")  # lone surrogates survive
+            stream.write(_HEADER.pack(len(data)))
+            stream.write(data)
     stream.write(_HEADER.pack(0))
 
 
