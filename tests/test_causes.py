@@ -85,6 +85,8 @@ WORDS = [
      "vllm-project/vllm 0.6.x shm_broadcast.py", {"seconds": 60}),
     (Symptom.PEERS_WAITING, "(EngineCore_0 pid=812) INFO 01-02 10:02:42 [shm_broadcast.py:501] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).",
      "vllm-project/vllm 0.10 shm_broadcast.py", {"seconds": 60}),
+    (Symptom.COLLECTIVE_TIMEOUT, "[Rank 0] Watchdog caught collective operation timeout:",
+     "pytorch/pytorch ProcessGroupNCCL.cpp watchdog line with its WorkNCCL repr folded onto the next line", {}),
     (Symptom.FRAMEWORK_SEEN, "(APIServer pid=1) INFO 08-13 08:22:59 [api_server.py:1090] vLLM API server version 0.10.1",
      "vllm-project/vllm 0.8+ process prefix", {"framework": "vllm"}),
     (Symptom.FRAMEWORK_SEEN, "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp", "NVIDIA/TensorRT-LLM TLLM_LOG tag", {"framework": "tensorrt-llm"}),
@@ -454,3 +456,16 @@ def test_a_framework_saying_its_workers_wait_until_the_log_ends_is_a_hang():
                             "INFO:     Application startup complete.\n")
     assert went_on.run["stop"]["kind"] != "hang-noted"
     assert not any(f.is_error for f in went_on.findings)
+
+
+def test_a_timeout_after_the_loop_finished_and_one_at_start_up_are_told_apart():
+    finished = ("`Trainer.fit` stopped: `max_epochs=10` reached.\n"  # Lightning 2.1 fit_loop.py rank_zero_info
+                "[Rank 0] Watchdog caught collective operation timeout:\n"  # ProcessGroupNCCL.cpp, repr folded
+                "  WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000)\n")
+    d = diagnose_text(finished)
+    assert d.findings[0].signature == "collective-timeout-after-finish"
+    assert all(f.role != "root-cause" for f in d.findings if f.signature == "torch-nccl-watchdog-timeout")
+    early = diagnose_text("[rank1]:[E1201 10:30:02.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation "
+                          "timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600031 "
+                          "milliseconds before timing out.\n")
+    assert early.findings[0].signature == "collective-timeout-at-start" and "SeqNum 2" in early.findings[0].title

@@ -341,6 +341,9 @@ WORDINGS: tuple[Wording, ...] = (
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
       "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: \"Watchdog caught collective operation timeout: \" + WorkNCCL's "
       "repr: \"WorkNCCL(OpType=..., Timeout(ms)=...)\" (1.10-1.12), \"WorkNCCL(SeqNum=..., OpType=..., ..., Timeout(ms)=...)\" (1.13-2.x)"),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",), r"Watchdog caught collective operation timeout:?\s{0,4}$",
+      "pytorch/pytorch ProcessGroupNCCL.cpp (1.10-2.x): the same watchdog message with its WorkNCCL(...) repr wrapped onto the next line "
+      "(as terminals, log collectors and issue pastes fold it)"),
     W(Symptom.COLLECTIVE_TIMEOUT, ("WorkNCCL::checkTimeout", "ncclCommWatchdog", "watchdogHandler", "Exception raised from checkTimeout"),
       r"(?:c10d::ProcessGroupNCCL::(?:WorkNCCL::checkTimeout|ncclCommWatchdog|watchdogHandler)|Exception raised from (?:checkTimeout|ncclCommWatchdog|watchdogHandler))",
       "pytorch/pytorch ProcessGroupNCCL.cpp: the watchdog's C++ frames as c10::Error prints them (\"Exception raised from checkTimeout at "
