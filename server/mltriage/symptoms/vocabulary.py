@@ -55,6 +55,7 @@ class Symptom(StrEnum):
     HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
     SOCKET_ADDRESS_INVALID = "socket-address-invalid"  # NCCL was handed a socket address that is no address (facts: family)
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
+    ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
@@ -242,6 +243,14 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl v2.23.4-1..v2.28.9-1 src/transport/shm.cc: CUCHECK/CUDACHECK in the cuMem host-memory path (cuMemImportFromShareableHandle, "
       "cudaGetDevice...) failing with include/checks.h WARN(\"Cuda failure '%s'\") under debug.cc's \"[%d] %s:%d NCCL WARN \" prefix",
       whole_line=True),
+    # -- any error a logger reported ---------------------------------------------------------------
+    W(Symptom.ERROR_LOGGED, ("ERROR", "FATAL", "CRITICAL"),
+      r"^\s{0,4}(?:\[(?:ERROR|FATAL|CRITICAL)\]|(?:ERROR|FATAL|CRITICAL)(?::(?:[\w.]{1,40}:)?|\s{1,4}\d\d-\d\d \d\d:\d\d:\d\d\S{0,8}\s{1,4}[^\]\n]{0,80}\]|\s{1,2}-\s|\s{0,2}\|))"
+      r"\s{0,4}(?P<message>\S[^\n]{0,300})|\[(?:TensorRT|TRT|TensorRT-LLM)\](?:\[| )ERROR\]?:?\s{0,4}(?P<message>\S[^\n]{0,300})",
+      "CPython logging's default format \"%(levelname)s:%(name)s:%(message)s\" (ERROR:root:...), vllm-project/vllm's "
+      "\"%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s\" (ERROR 01-02 10:00:00 [file.py:12] ...), loguru's "
+      "\"... | ERROR | ...\", DeepSpeed's \"[ERROR]\" tag, TensorRT's ILogger \"[TensorRT] ERROR: \" (7.x) and TensorRT-LLM's "
+      "\"[TensorRT-LLM][ERROR] \""),
     # -- which framework ran -----------------------------------------------------------------------
     W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore", "(RayWorkerVllm"),
       r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore|RayWorkerVllm)\w{0,12} pid=",
