@@ -128,6 +128,8 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
     if cited:
         anchor = cited[0]
         source, line, text, rank = anchor.source, anchor.line, anchor.text, anchor.rank
+        if rule.kind == "hang":
+            rank = None  # a hang's lines come from the ranks that waited: which rank held them up is triage's to say
     elif stop.source is not None and stop.line is not None:
         source, line, text, rank = stop.source, stop.line, stop.text, None
     else:
