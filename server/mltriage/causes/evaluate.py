@@ -180,12 +180,12 @@ def _covers(finding: Finding, lines: set[tuple[str, int]]) -> bool:
 
 
 def _named_already(signatures: list[str], seen: list[Observation], findings: list[Finding]) -> bool:
-    """A signature that names this cause (or a more specific form of it) fired in the input the
-    evidence comes from: it would be said twice, and less precisely."""
+    """A signature that names this cause (or a more specific form of it) fired: it would be said
+    twice, and less precisely."""
     if not signatures:
         return False
-    sources = {o.source for o in seen}
-    return any(f.is_error and f.signature in signatures and f.source in sources for f in findings)
+    # in any input: a Flight Recorder dump or another rank's log may be where the more specific finding was made
+    return any(f.is_error and f.signature in signatures for f in findings)
 
 
 def _distinct_lines(seen: list[Observation]) -> list[Observation]:
