@@ -261,7 +261,8 @@ HOSTILE_DUMPS = {
     "shared references": (_shared_lists_pickle(), True, "expands to more than"),
     # PROTO 2, 100,000 EMPTY_LIST, 99,999 APPEND, STOP: a list 100,000 levels deep
     "100k-deep list": (b"\x80\x02" + b"]" * 100_000 + b"a" * 99_999 + b".", True, "nests deeper than"),
-    "20,000-digit int": (pickle.dumps({"entries": [{"collective_seq_id": 10**20_000}]}, protocol=4), False, "an integer of"),
+    # a dump with a corrupt value may be real: not read, the diagnosis incomplete
+    "20,000-digit int": (pickle.dumps({"entries": [{"collective_seq_id": 10**20_000}]}, protocol=4), True, "an integer of"),
 }
 
 

@@ -10,7 +10,7 @@ from typing import BinaryIO
 from mltriage.engine.catalogued import consult_catalogue
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
 from mltriage.engine.errorfile import MAX_ERROR_FILE, as_log_text
-from mltriage.engine.flight_recorder import DumpTooLarge, FlightRecorderError, RankTrace, rank_of, read_dump, summarize
+from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, UnreadableDump, rank_of, read_dump, summarize
 from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
@@ -95,28 +95,25 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
 
 def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], list[Skipped]]:
     """The dumps' per-rank summaries, and those skipped: ``unread`` when a dump could be real but was
-    over a budget or unreadable, not when it is no Flight Recorder dump at all."""
+    over a budget, corrupt or of a wrong shape, not when it is no Flight Recorder dump at all."""
     traces: list[RankTrace] = []
     skipped: list[Skipped] = []
     for source in dumps:
         try:
             doc = read_dump(source.path)
-        except DumpTooLarge as exc:
+            rank = rank_of(source.path, doc)
+            if rank is None:
+                rank = source.rank
+            if rank is None:
+                skipped.append(Skipped(source.name, "Flight Recorder dump without a rank in its name or content"))
+                continue
+            traces.append(summarize(doc, rank, source.name))
+        except UnreadableDump as exc:
             skipped.append(Skipped(source.name, str(exc), unread=True))
-            continue
         except FlightRecorderError as exc:
             skipped.append(Skipped(source.name, str(exc)))
-            continue
         except OSError as exc:
             skipped.append(Skipped(source.name, os_error_reason(source.name, exc), unread=True))
-            continue
-        rank = rank_of(source.path, doc)
-        if rank is None:
-            rank = source.rank
-        if rank is None:
-            skipped.append(Skipped(source.name, "Flight Recorder dump without a rank in its name or content"))
-            continue
-        traces.append(summarize(doc, rank, source.name))
     return traces, skipped
 
 

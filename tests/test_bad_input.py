@@ -1,0 +1,166 @@
+"""Issue 22, reliability items 2, 5, 7 and two of item 8: inputs of a bad shape, a hostile size, an
+odd encoding or a moving length.
+
+Every case runs the real ``mltriage diagnose`` as a subprocess on real files. The logs are the
+recorded zoo run ``zoo/cpu/python_exception`` (torchrun, 4 ranks, local torch 2.13.0 CPU + gloo:
+rank 2 raises IndexError, the others see gloo's connection close) in its ``--log-dir`` layout, and
+the error files are the ones torch's ``@record`` wrote in that run. What is made hostile is the
+container: a field of the error file, a Flight Recorder pickle's opcodes, the log's compression,
+encoding, line ends, NUL bytes, or a writer still appending to it.
+
+A changed input must give the verdict the clean input gives (each test computes that one too), or,
+where a part could not be read, say so: exit 5 and the input listed under ``unread``, never exit 0
+and never an internal error (exit 4).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_runner import ROOT, run_cli
+
+ATTEMPT = next((ROOT / "zoo" / "cpu" / "python_exception" / "logdir").glob("*/attempt_0"))
+RANK2_LOG = ATTEMPT / "2" / "stderr.log"  # the rank that raised IndexError
+ERROR_FILE = ATTEMPT / "1" / "error.json"  # as torch's ErrorHandler.record_exception wrote it
+REAL_DUMPS = ROOT / "zoo" / "gpu" / "nccl_stuck_fr" / "fr"  # recorded on 2xH200
+
+
+def _cli(*args: str, **kw) -> tuple[int, dict, str]:
+    r = run_cli("diagnose", "--json", *args, **kw)
+    err = r.stderr.decode()
+    assert "Traceback" not in err and "internal error" not in err, err
+    return r.returncode, (json.loads(r.stdout) if r.stdout else {}), err
+
+
+def _verdict(doc: dict) -> tuple:
+    """What a diagnosis says: status, initiator and the root cause with its exception."""
+    root = doc["findings"][doc["root_cause_index"]] if doc.get("root_cause_index") is not None else {}
+    return (doc["status"], doc["initiating_rank"], root.get("signature"), root.get("facts", {}).get("exception_message"))
+
+
+def _healthy_job(tmp_path: Path) -> Path:
+    """The run's log folder without the failing rank's output: the healthy stdout of every rank."""
+    job = tmp_path / "job"
+    for rank in range(4):
+        (job / "attempt_0" / str(rank)).mkdir(parents=True)
+        shutil.copy(ATTEMPT / str(rank) / "stdout.log", job / "attempt_0" / str(rank) / "stdout.log")
+    return job
+
+
+def _job_with(tmp_path: Path, name: str, data: bytes) -> Path:
+    """The healthy folder plus rank 2's stderr as ``name`` holding ``data``."""
+    job = _healthy_job(tmp_path)
+    (job / "attempt_0" / "2" / name).write_bytes(data)
+    return job
+
+
+def _clean_verdict(tmp_path: Path) -> tuple:
+    job = _job_with(tmp_path / "clean", "stderr.log", RANK2_LOG.read_bytes())
+    code, doc, _ = _cli(str(job))
+    assert code == 1 and doc["status"] == "failure" and doc["initiating_rank"] == 2
+    return _verdict(doc)
+
+
+def _assert_unread(code: int, doc: dict, path: Path, reason: str) -> None:
+    assert code == 5, doc
+    assert doc["status"] == "incomplete" and doc["complete"] is False
+    unread = {u["name"]: u["reason"] for u in doc["inputs"]["unread"]}
+    name = next(n for n in unread if n.endswith(str(path.relative_to(path.parents[2]))))
+    assert reason in unread[name], unread
+
+
+def _run_measured(*args: str, timeout: float = 120) -> tuple[int, bytes, bytes, int]:
+    """The CLI's exit code, stdout, stderr and peak resident memory in MiB (of that process alone)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "mltriage", "diagnose", "--json", *args],
+                                stdout=out, stderr=err, env=env, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                os.wait4(proc.pid, 0)
+                pytest.fail(f"mltriage diagnose {args} ran past {timeout} s")
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        return proc.returncode, out.read(), err.read(), usage.ru_maxrss // 1024
+
+
+# -- item 2 and 7: Flight Recorder pickles of a wrong shape or a hostile size ----------------------
+def _dump_with(**changes) -> bytes:
+    import pickle
+
+    doc = pickle.loads((REAL_DUMPS / "nccl_trace_rank_1").read_bytes())  # plain data: dicts, lists, str, int
+    for key, value in changes.items():
+        if key.startswith("entry_"):
+            doc["entries"][0][key[len("entry_"):]] = value
+        else:
+            doc[key] = value
+    return pickle.dumps(doc, protocol=2)
+
+
+BAD_DUMPS = {
+    "entries an int": (_dump_with(entries=7), "'entries' is an int"),
+    "entries a string": (_dump_with(entries="all_reduce"), "'entries' is a str"),
+    "an entry an int": (_dump_with(entries=[3]), "entry 0 is an int"),
+    "seq id a string": (_dump_with(entry_collective_seq_id="1"), "'collective_seq_id' is a str"),
+    "state a list": (_dump_with(entry_state=["completed"]), "'state' is a list"),
+    "rank a string": (_dump_with(rank="one"), "'rank' is a str"),
+    "cut short": (_dump_with()[:700], "corrupt pickle"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DUMPS))
+def test_dump_of_a_wrong_shape_is_listed_as_not_read(tmp_path, case):
+    payload, reason = BAD_DUMPS[case]
+    job = _healthy_job(tmp_path)
+    dump = job / "attempt_0" / "1" / "nccl_trace_rank_1"
+    dump.write_bytes(payload)
+    code, doc, _ = _cli(str(job))
+    _assert_unread(code, doc, dump, reason)
+
+
+HOSTILE_DUMPS = {
+    # PROTO 2, NONE, LONG_BINPUT 2**31-1, STOP: 9 bytes whose memo slot the C unpickler allocates
+    "9-byte memo index": (b"\x80\x02Nr\xff\xff\xff\x7f.", "memo index"),
+    # PROTO 2, NONE, 64 Mi DUP, STOP: every DUP pushes one more reference
+    "64 MB of DUP": (b"\x80\x02N" + b"2" * (64 * 2**20) + b".", "more than"),
+    # PROTO 2, EMPTY_LIST, then 16 Mi (MARK, EMPTY_DICT, APPENDS): a list of 16 Mi empty dicts
+    "16 Mi dicts": (b"\x80\x02]" + b"(}e" * (16 * 2**20) + b".", "more than"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_DUMPS))
+def test_dump_shaped_to_exhaust_memory_is_refused_while_it_loads(tmp_path, case):
+    payload, reason = HOSTILE_DUMPS[case]
+    job = _healthy_job(tmp_path)
+    dump = job / "attempt_0" / "1" / "nccl_trace_rank_1"
+    dump.write_bytes(payload)
+    code, out, err, peak_mib = _run_measured(str(job))
+    assert b"Traceback" not in err, err.decode()
+    _assert_unread(code, json.loads(out), dump, reason)
+    assert peak_mib < 400, f"{peak_mib} MiB resident for a {len(payload):,}-byte dump"
+
+
+def test_real_dumps_still_decide_and_load_within_the_memory_bound(tmp_path):
+    code, out, err, peak_mib = _run_measured(str(REAL_DUMPS))
+    doc = json.loads(out)
+    assert code == 1 and doc["initiating_rank"] == 1 and doc["complete"] is True, err.decode()
+    assert peak_mib < 400
