@@ -103,6 +103,81 @@ def _run_measured(*args: str, timeout: float = 120) -> tuple[int, bytes, bytes, 
         return proc.returncode, out.read(), err.read(), usage.ru_maxrss // 1024
 
 
+# -- item 2: torchrun error files of a wrong shape ------------------------------------------------
+def _error_doc() -> dict:
+    return json.loads(ERROR_FILE.read_text())
+
+
+def _with(path: tuple[str, ...], value) -> bytes:
+    doc = _error_doc()
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return json.dumps(doc).encode()
+
+
+BAD_ERROR_FILES = {
+    "extraInfo a list": (_with(("message", "extraInfo"), ["Traceback (most recent call last):"]), "'extraInfo' is a list"),
+    "extraInfo a string": (_with(("message", "extraInfo"), "Traceback (most recent call last):"), "'extraInfo' is a str"),
+    "message a list": (_with(("message",), ["IndexError"]), "'message' is a list"),
+    "message.message a dict": (_with(("message", "message"), {"a": 1}), "'message.message' is an object"),
+    "py_callstack a number": (_with(("message", "extraInfo", "py_callstack"), 3), "'py_callstack' is an int"),
+    "timestamp a list": (_with(("message", "extraInfo", "timestamp"), [1796030675]), "'timestamp' is a list"),
+    "timestamp not a number": (_with(("message", "extraInfo", "timestamp"), "yesterday"), "'timestamp'"),
+    "100,000 nested brackets": (b"[" * 100_000 + b"]" * 100_000, "nests deeper than"),
+    "a dict 100,000 deep": (b'{"message":' * 100_000 + b"1" + b"}" * 100_000, "nests deeper than"),
+    "not JSON": (b'{"message": {"message": "IndexError', "not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ERROR_FILES))
+def test_error_file_of_a_wrong_shape_is_listed_as_not_read(tmp_path, case):
+    data, reason = BAD_ERROR_FILES[case]
+    job = _healthy_job(tmp_path)
+    error_file = job / "attempt_0" / "1" / "error.json"
+    error_file.write_bytes(data)
+    code, doc, _ = _cli(str(job))
+    _assert_unread(code, doc, error_file, reason)
+    text = run_cli("diagnose", str(job))
+    assert text.returncode == 5 and f"NOT READ {error_file}" in text.stdout.decode()
+
+
+@pytest.mark.parametrize("case", ["extraInfo a list", "100,000 nested brackets"])
+def test_error_file_of_a_wrong_shape_given_alone_is_one_clear_error(tmp_path, case):
+    error_file = tmp_path / "error.json"
+    error_file.write_bytes(BAD_ERROR_FILES[case][0])
+    r = run_cli("diagnose", str(error_file))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith("mltriage: error: ") and err.count("\n") == 1, err
+    assert BAD_ERROR_FILES[case][1] in err
+
+
+def test_real_error_files_are_still_read_and_other_json_still_read_as_text(tmp_path):
+    job = _healthy_job(tmp_path)
+    shutil.copy(ATTEMPT / "2" / "error.json", job / "attempt_0" / "2" / "error.json")
+    (job / "metrics.json").write_text('{"step": 3, "loss": 0.2}\n{"step": 4, "loss": 0.1}\n')  # JSON lines: text
+    (job / "deep.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)  # no error file by name or shape: text
+    code, doc, _ = _cli(str(job))
+    assert code == 1 and doc["complete"] is True
+    assert _verdict(doc) == ("failure", 2, "python-unhandled-exception", "list index out of range")
+
+
+def test_error_file_of_torchs_string_message_form_is_read(tmp_path):
+    # ProcessFailure._get_error_data's other form, {"message": str, "timestamp": int}, says what the first does
+    real = ATTEMPT / "2" / "error.json"
+    job = _healthy_job(tmp_path / "dict")
+    shutil.copy(real, job / "attempt_0" / "2" / "error.json")
+    _, as_written, _ = _cli(str(job))
+    extra = json.loads(real.read_text())["message"]["extraInfo"]
+    job = _healthy_job(tmp_path / "str")
+    (job / "attempt_0" / "2" / "error.json").write_text(json.dumps({"message": extra["py_callstack"],
+                                                                     "timestamp": int(extra["timestamp"])}))
+    code, doc, _ = _cli(str(job))
+    assert code == 1 and doc["complete"] is True
+    assert _verdict(doc) == _verdict(as_written) == ("failure", 2, "python-unhandled-exception", "list index out of range")
+
+
 # -- item 2 and 7: Flight Recorder pickles of a wrong shape or a hostile size ----------------------
 def _dump_with(**changes) -> bytes:
     import pickle

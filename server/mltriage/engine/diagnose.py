@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 from mltriage.engine.catalogued import consult_catalogue
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
-from mltriage.engine.errorfile import MAX_ERROR_FILE, as_log_text
+from mltriage.engine.errorfile import MAX_ERROR_FILE, BadErrorFile, as_log_text
 from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, UnreadableDump, rank_of, read_dump, summarize
 from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
@@ -76,7 +76,11 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
                 continue
             with fh:
                 if source.path.suffix == ".json" and source.encoding == "utf-8":
-                    converted = as_log_text(fh.read(MAX_ERROR_FILE + 1))
+                    try:
+                        converted = as_log_text(fh.read(MAX_ERROR_FILE + 1), source.path.name)
+                    except BadErrorFile as exc:
+                        unread.append(Skipped(source.name, f"a torchrun error file that cannot be read: {exc}", unread=True))
+                        continue
                     if converted is None:
                         fh.seek(0)
                     else:
@@ -89,7 +93,8 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
     diagnosis.skipped += [{"name": s.name, "reason": s.reason} for s in skipped if not s.unread]
     diagnosis.unread += [{"name": s.name, "reason": s.reason} for s in skipped if s.unread]
     if diagnosis.bytes_read == 0 and not traces and diagnosis.unread:
-        raise UnreadableInput(diagnosis.unread[0]["reason"])
+        first = diagnosis.unread[0]
+        raise UnreadableInput(first["reason"] if first["name"] in first["reason"] else f"{first['name']}: {first['reason']}")
     return diagnosis
 
 
