@@ -239,3 +239,163 @@ def test_real_dumps_still_decide_and_load_within_the_memory_bound(tmp_path):
     doc = json.loads(out)
     assert code == 1 and doc["initiating_rank"] == 1 and doc["complete"] is True, err.decode()
     assert peak_mib < 400
+
+
+# -- item 5: what a log folder holds that is not plain UTF-8 with LF line ends --------------------
+def test_log_behind_a_run_of_nul_bytes_is_read(tmp_path):
+    # logrotate copytruncate: the writer goes on at its old offset, the start of the file is NULs
+    clean = _clean_verdict(tmp_path)
+    code, doc, _ = _cli(str(_job_with(tmp_path, "stderr.log", b"\x00" * 70_000 + RANK2_LOG.read_bytes())))
+    assert code == 1 and _verdict(doc) == clean and doc["complete"] is True
+
+
+def test_log_behind_a_sparse_hole_is_read(tmp_path):
+    clean = _clean_verdict(tmp_path)
+    job = _healthy_job(tmp_path)
+    with open(job / "attempt_0" / "2" / "stderr.log", "wb") as fh:
+        fh.seek(2**30)  # 1 GiB hole: what copytruncate leaves when the writer's offset was 1 GiB
+        fh.write(RANK2_LOG.read_bytes())
+    code, doc, _ = _cli(str(job))
+    assert code == 1 and _verdict(doc) == clean
+
+
+NCCL_LOG = ROOT / "corpus" / "gpu" / "nccl_socket_ifname.log"  # recorded on 2xH200: NCCL_SOCKET_IFNAME=doesnotexist
+RANK1_LOG = ATTEMPT / "1" / "stderr.log"  # gloo: Connection closed by peer
+
+
+@pytest.mark.parametrize("log, phrase, hidden", [
+    (NCCL_LOG, b"NCCL WARN Bootstrap : no socket interface", b"NCCL WA\x00RN Bootstrap : no socket inter\x00face"),
+    (NCCL_LOG, b"no socket interface", b"no socket inter\x00\x00\x00\x00\x00face"),
+    (RANK1_LOG, b"Connection closed by peer", b"Connection clo\x00sed by peer"),
+], ids=["NCCL WA-NUL-RN", "a run of 5 NULs", "gloo"])
+def test_nul_inside_a_trigger_phrase_does_not_hide_it(tmp_path, log, phrase, hidden):
+    text = log.read_bytes()
+    assert phrase in text
+    (tmp_path / "x.log").write_bytes(text.replace(phrase, hidden))
+    _, clean, _ = _cli(str(log))
+    code, doc, _ = _cli(str(tmp_path / "x.log"))
+    signatures = lambda d: [f["signature"] for f in d["findings"]]
+    assert code == 1 and _verdict(doc) == _verdict(clean) and signatures(doc) == signatures(clean)
+
+
+COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("suffix", sorted(COMPRESSORS))
+def test_compressed_rank_log_is_read(tmp_path, suffix):
+    clean = _clean_verdict(tmp_path)
+    job = _job_with(tmp_path, f"stderr.log.{suffix}", COMPRESSORS[suffix](RANK2_LOG.read_bytes()))
+    code, doc, _ = _cli(str(job))
+    assert code == 1 and _verdict(doc) == clean and doc["complete"] is True
+    assert str(job / "attempt_0" / "2" / f"stderr.log.{suffix}") in doc["inputs"]["sources"]
+
+
+def test_compressed_log_on_stdin_and_as_one_file_is_read(tmp_path):
+    packed = gzip.compress(RANK2_LOG.read_bytes())
+    (tmp_path / "stderr.log.gz").write_bytes(packed)
+    _, plain, _ = _cli(str(RANK2_LOG))
+    for code, doc, _ in (_cli("-", input=packed), _cli(str(tmp_path / "stderr.log.gz"))):
+        assert code == 1 and _verdict(doc) == _verdict(plain)
+
+
+def test_compressed_log_cut_short_is_read_as_far_as_it_goes_and_incomplete(tmp_path):
+    packed = gzip.compress(HEALTHY_LINES * 8 + RANK2_LOG.read_bytes())
+    job = _job_with(tmp_path, "stderr.log.gz", packed[: len(packed) // 2])
+    code, doc, _ = _cli(str(job))
+    _assert_unread(code, doc, job / "attempt_0" / "2" / "stderr.log.gz", "ends part-way")
+    assert doc["inputs"]["lines"] > 5_000
+
+
+def test_zstd_log_that_cannot_be_decompressed_makes_the_result_incomplete(tmp_path):
+    if sys.version_info >= (3, 14):
+        pytest.skip("this Python reads zstd (3.14's compression.zstd)")
+    job = _job_with(tmp_path, "stderr.log.zst", b"\x28\xb5\x2f\xfd" + os.urandom(200))
+    code, doc, _ = _cli(str(job))
+    _assert_unread(code, doc, job / "attempt_0" / "2" / "stderr.log.zst", "zstd")
+
+
+def test_decompression_bomb_is_bounded(tmp_path):
+    # 2 MB of gzip members of 16 MiB of NULs each: 2 GiB once decompressed
+    member = gzip.compress(b"\x00" * (16 * 2**20), compresslevel=9)
+    job = _job_with(tmp_path, "stderr.log.gz", member * 128)
+    code, out, err, peak_mib = _run_measured(str(job))
+    _assert_unread(code, json.loads(out), job / "attempt_0" / "2" / "stderr.log.gz", "times its compressed size")
+    assert peak_mib < 400
+
+
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-le", "utf-32-be"])  # "utf-32" writes a BOM
+def test_utf32_log_is_read(tmp_path, encoding):
+    clean = _clean_verdict(tmp_path)
+    code, doc, _ = _cli(str(_job_with(tmp_path, "stderr.log", RANK2_LOG.read_text().encode(encoding))))
+    assert code == 1 and _verdict(doc) == clean
+
+
+# 80 KB of UTF-8: more than the head a reader looks at to tell the encoding
+HEALTHY_LINES = b"".join(f"rank 2: step {i} loss 0.4258\n".encode() for i in range(3_000))
+
+
+@pytest.mark.parametrize("tail", ["utf-16", "utf-16-le", "utf-16-be", "utf-32-le"])
+def test_utf8_log_with_a_tail_of_another_encoding_is_read(tmp_path, tail):
+    # what appending to a UTF-8 log from a Windows shell (PowerShell 5's >>) leaves
+    clean = _clean_verdict(tmp_path)
+    data = HEALTHY_LINES + RANK2_LOG.read_text().encode(tail)
+    code, doc, _ = _cli(str(_job_with(tmp_path, "stderr.log", data)))
+    assert code == 1 and _verdict(doc) == clean
+
+
+def test_utf16_region_after_nul_padding_and_back_to_utf8_is_read(tmp_path):
+    clean = _clean_verdict(tmp_path)
+    data = HEALTHY_LINES + b"\x00" * 4097 + RANK2_LOG.read_text().encode("utf-16-be") + b"rank 2: step 3 loss 0.2011\n"
+    code, doc, _ = _cli(str(_job_with(tmp_path, "stderr.log", data)))
+    assert code == 1 and _verdict(doc) == clean
+
+
+@pytest.mark.parametrize("size", ["short", "over 64 KB", "over a 4 MB block"])
+def test_log_with_cr_only_line_ends_is_read(tmp_path, size):
+    clean = _clean_verdict(tmp_path)
+    text = RANK2_LOG.read_bytes()
+    if size != "short":
+        text = HEALTHY_LINES * (1 if size == "over 64 KB" else 64) + text
+    code, doc, _ = _cli(str(_job_with(tmp_path, "stderr.log", text.replace(b"\n", b"\r"))))
+    assert code == 1 and _verdict(doc) == clean
+
+
+def test_progress_bars_keep_their_line_numbers(tmp_path):
+    # CR rewrites within LF lines are one line each, as grep -n and less count them
+    bar = b"".join(b"\r%3d%%|" % i + b"#" * (i // 5) for i in range(101)) + b"\n"
+    text = bar * 3 + RANK2_LOG.read_bytes()
+    _, doc, _ = _cli(str(_job_with(tmp_path, "stderr.log", text)))
+    _, plain, _ = _cli(str(RANK2_LOG))
+    lines = lambda d: [tuple(f["lines"]) for f in d["findings"] if f["signature"] == "python-unhandled-exception"]
+    assert lines(doc) == [(a + 3, b + 3) for a, b in lines(plain)]
+
+
+# -- item 8: a log still being written ------------------------------------------------------------
+WRITER = """
+import sys, time
+line = b"rank 2: NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC step loss 0.4258\\n"
+chunk = line * (2**20 // len(line))
+with open(sys.argv[1], "ab", buffering=0) as fh:
+    print("writing", flush=True)
+    while True:  # 20 MB/s: 1 MiB every 50 ms, for as long as it lives
+        fh.write(chunk)
+        time.sleep(0.05)
+"""
+
+
+def test_log_growing_at_20_mb_per_second_is_read_to_its_size_at_open(tmp_path):
+    log = tmp_path / "stderr.log"
+    log.write_bytes(RANK2_LOG.read_bytes() + b"rank 2: NCCL INFO step loss 0.4258\n" * 300_000)  # ~10 MB
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log)], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert writer.stdout.readline() == b"writing\n"
+        time.sleep(0.5)
+        code, out, err, _ = _run_measured(str(log), timeout=120)
+        grown_to = log.stat().st_size
+    finally:
+        os.killpg(writer.pid, signal.SIGKILL)
+        writer.wait()
+    doc = json.loads(out)
+    assert code == 1 and doc["status"] == "failure", err.decode()
+    assert doc["inputs"]["bytes"] < grown_to
+    assert any("still growing" in w for w in doc["warnings"]), doc["warnings"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 MAX_ERROR_FILE = 4 * 1024 * 1024
 ERROR_FILE_NAME = "error.json"  # what torchrun's --log-dir layout names it (attempt_N/<rank>/error.json)
@@ -96,3 +97,8 @@ def as_log_text(data: bytes, name: str = "") -> bytes | None:
     lines[0] = stamp + lines[0]
     return ("\n".join(lines) + "\n").encode("utf-8", "replace")
 
+
+def read_error_file(path: Path) -> bytes | None:
+    """``as_log_text`` of the file at ``path`` (``OSError`` if it cannot be read)."""
+    with open(path, "rb") as fh:
+        return as_log_text(fh.read(MAX_ERROR_FILE + 1), path.name)
