@@ -399,3 +399,27 @@ def test_log_growing_at_20_mb_per_second_is_read_to_its_size_at_open(tmp_path):
     assert code == 1 and doc["status"] == "failure", err.decode()
     assert doc["inputs"]["bytes"] < grown_to
     assert any("still growing" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_the_reader_ends_on_any_bytes_whatever_the_block_and_read_sizes():
+    # a decision that waited for bytes past the buffer once spun forever when a read returned less
+    # than the look-ahead window (a pipe's short reads, a small block): every read must end
+    import io
+    import random
+
+    from mltriage.engine.reader import LogStream, iter_blocks
+
+    class ShortReads(io.RawIOBase):
+        def __init__(self, data: bytes, most: int) -> None:
+            self._data, self._most = io.BytesIO(data), most
+
+        def read(self, size: int = -1) -> bytes:
+            return self._data.read(min(size if size > 0 else self._most, self._most))
+
+    rng = random.Random(22)
+    pieces = [b"\x00", b"\xff", b"\xfe", b"a", b"\n", b"\r", b"\x00" * 4, b"\xff\xfe", b"\xfe\xff", b"line\n", b"\r\n"]
+    for _ in range(100):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 400)))
+        for most, block in ((1, 16), (5, 16), (64, 1024), (4096, 4 * 2**20)):
+            out = b"".join(iter_blocks(LogStream(ShortReads(data, most)), block_size=block))
+            assert b"\x00" not in out and len(out) <= 2 * len(data)

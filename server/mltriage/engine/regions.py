@@ -134,13 +134,13 @@ class RegionDecoder:
                     self._started = True
                     return data  # plain UTF-8: the common case, untouched
                 self._buf = data
-            elif not self._eof and len(self._buf) < size:
+            out = self._decode()  # (at the end of the input it decides on all the buffer holds)
+            if out:
+                return out
+            if not self._eof:  # a decision waits for bytes past the buffer's end
                 data = self._raw.read(size)
                 self._eof = not data
                 self._buf += data
-            out = self._decode()
-            if out:
-                return out
 
     def _flush(self) -> bytes:
         if self._wide is None:
