@@ -82,25 +82,32 @@ def _assert_unread(code: int, doc: dict, path: Path, reason: str) -> None:
     assert reason in unread[name], unread
 
 
+# Runs the CLI as its child and writes the child's peak RSS (KiB) to argv[1]. The peak is measured
+# from this small process because a child's ru_maxrss starts at its parent's resident size at fork
+# (Linux keeps the high-water mark across exec): forked from pytest it would report pytest's.
+_MEASURE = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-m", "mltriage", "diagnose", "--json", *sys.argv[2:]])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_measured(*args: str, timeout: float = 120) -> tuple[int, bytes, bytes, int]:
     """The CLI's exit code, stdout, stderr and peak resident memory in MiB (of that process alone)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "mltriage", "diagnose", "--json", *args],
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
+        proc = subprocess.Popen([sys.executable, "-c", _MEASURE, peak.name, *args],
                                 stdout=out, stderr=err, env=env, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                os.wait4(proc.pid, 0)
-                pytest.fail(f"mltriage diagnose {args} ran past {timeout} s")
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the CLI and the process measuring it
+            proc.wait()
+            pytest.fail(f"mltriage diagnose {args} ran past {timeout} s")
         out.seek(0), err.seek(0)
-        return proc.returncode, out.read(), err.read(), usage.ru_maxrss // 1024
+        return proc.returncode, out.read(), err.read(), int(peak.read() or 0) // 1024
 
 
 # -- item 2: torchrun error files of a wrong shape ------------------------------------------------
