@@ -1,7 +1,9 @@
 """The diagnosis engine: a log in, a ``Diagnosis`` out. The stages, in the order a log meets them:
 
-1. ``reader``      — inputs (file, rank-log directory, stdin) in bounded blocks; ``prefixes`` strips
-                     launcher/timestamp prefixes; ``errorfile`` turns torchrun error files into text.
+1. ``reader``      — inputs (file, rank-log directory, stdin) in bounded blocks, decompressed
+                     (``compressed``) and decoded region by region (``regions``: UTF-8/16/32, NUL
+                     runs dropped); ``prefixes`` strips launcher/timestamp prefixes; ``errorfile``
+                     turns torchrun error files into text.
 2. ``scanner``     — one pre-filter (``prefilter``) over every block, signatures matched on the lines
                      it lands on, Python tracebacks followed line by line, torchrun's failure summary
                      read (``launcher``), and what the run shows as a whole recorded (``run_facts``).

@@ -9,8 +9,8 @@ from typing import BinaryIO
 
 from mltriage.engine.catalogued import consult_catalogue
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
-from mltriage.engine.errorfile import MAX_ERROR_FILE, as_log_text
-from mltriage.engine.flight_recorder import DumpTooLarge, FlightRecorderError, RankTrace, rank_of, read_dump, summarize
+from mltriage.engine.errorfile import BadErrorFile, read_error_file
+from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, UnreadableDump, rank_of, read_dump, summarize
 from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
@@ -18,12 +18,13 @@ from mltriage.masking import mask_diagnosis
 from mltriage.model import Diagnosis
 from mltriage.engine.reader import (
     InputError,
+    LogStream,
     Skipped,
     Source,
     UnreadableInput,
-    as_utf8,
     collect_sources,
     iter_blocks,
+    open_log,
     open_stream,
     os_error_reason,
     source_for_path,
@@ -51,7 +52,7 @@ def diagnose_bytes(data: bytes, source: str = "<bytes>", library: Library | None
 
 
 def diagnose_stream(stream: BinaryIO, source: str = "<stdin>", library: Library | None = None) -> Diagnosis:
-    """A pipe or any binary stream: classified like a file (UTF-16 is read, gzip or random bytes
+    """A pipe or any binary stream: classified like a file (UTF-16 and gzip are read, random bytes
     raise ``InputError`` saying what they are)."""
     return diagnose_streams([(Source(name=source), open_stream(stream, source))], library=library)
 
@@ -69,50 +70,49 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
     def opened():
         for source in sources:
             try:
-                fh = open(source.path, "rb")
+                if source.path.suffix == ".json" and source.compression is None:
+                    converted = read_error_file(source.path)  # a torchrun error file, or None: text
+                    if converted is not None:
+                        yield source, LogStream(io.BytesIO(converted))
+                        continue
+                stream = open_log(source)
+            except BadErrorFile as exc:
+                unread.append(Skipped(source.name, f"a torchrun error file that cannot be read: {exc}", unread=True))
+                continue
             except OSError as exc:
                 skipped.append(Skipped(source.name, os_error_reason(source.path, exc), unread=True))
                 continue
-            with fh:
-                if source.path.suffix == ".json" and source.encoding == "utf-8":
-                    converted = as_log_text(fh.read(MAX_ERROR_FILE + 1))
-                    if converted is None:
-                        fh.seek(0)
-                    else:
-                        yield source, io.BytesIO(converted)
-                        continue
-                yield source, as_utf8(fh, source.encoding)
+            with stream:
+                yield source, stream
 
     diagnosis = diagnose_streams(opened(), library=library, flight_recorder=traces, skipped=skipped)
     if diagnosis.bytes_read == 0 and not traces and diagnosis.unread:
-        raise UnreadableInput(diagnosis.unread[0]["reason"])
+        first = diagnosis.unread[0]
+        raise UnreadableInput(first["reason"] if first["name"] in first["reason"] else f"{first['name']}: {first['reason']}")
     return diagnosis
 
 
 def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], list[Skipped]]:
     """The dumps' per-rank summaries, and those skipped: ``unread`` when a dump could be real but was
-    over a budget or unreadable, not when it is no Flight Recorder dump at all."""
+    over a budget, corrupt or of a wrong shape, not when it is no Flight Recorder dump at all."""
     traces: list[RankTrace] = []
     skipped: list[Skipped] = []
     for source in dumps:
         try:
             doc = read_dump(source.path)
-        except DumpTooLarge as exc:
+            rank = rank_of(source.path, doc)
+            if rank is None:
+                rank = source.rank
+            if rank is None:
+                skipped.append(Skipped(source.name, "Flight Recorder dump without a rank in its name or content"))
+                continue
+            traces.append(summarize(doc, rank, source.name))
+        except UnreadableDump as exc:
             skipped.append(Skipped(source.name, str(exc), unread=True))
-            continue
         except FlightRecorderError as exc:
             skipped.append(Skipped(source.name, str(exc)))
-            continue
         except OSError as exc:
             skipped.append(Skipped(source.name, os_error_reason(source.name, exc), unread=True))
-            continue
-        rank = rank_of(source.path, doc)
-        if rank is None:
-            rank = source.rank
-        if rank is None:
-            skipped.append(Skipped(source.name, "Flight Recorder dump without a rank in its name or content"))
-            continue
-        traces.append(summarize(doc, rank, source.name))
     return traces, skipped
 
 
@@ -127,16 +127,20 @@ def diagnose_streams(
     names: list[str] = []
     heads = TopologyHeads()
     unread: list[dict[str, str]] = []
+    read_notes: list[str] = []
     for source, fh in streams:
         names.append(source.name)
         scanner.begin(source, first_line)
+        stream = fh if isinstance(fh, LogStream) else LogStream(fh)  # decoded region by region, NULs dropped
         try:
-            for i, block in enumerate(iter_blocks(fh)):
+            for i, block in enumerate(iter_blocks(stream)):
                 if i == 0:
                     heads.offer(block)
                 scanner.feed(block)
         except OSError as exc:  # an I/O error part-way: what was read counts, the input is incomplete
             unread.append({"name": source.name, "reason": os_error_reason(source.name, exc) + " (part-way through)"})
+        unread += [{"name": source.name, "reason": reason} for reason in stream.unread()]
+        read_notes += [f"{source.name} {note}" for note in stream.warnings()]
         scanner.end()
     findings = build_findings(scanner)
     catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
@@ -154,6 +158,7 @@ def diagnose_streams(
     diagnosis = Diagnosis(findings=findings, sources=names, unread=unread, releases=releases, run=run_model.to_json())
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
+    diagnosis.warnings += read_notes
     if scanner.past_limit_ranks:
         diagnosis.warnings.append(f"{scanner.past_limit_ranks:,} ranks reported an error of a signature past the engine's "
                                   "limits on kept details: those ranks are in the answer, their errors' details are not")

@@ -2,20 +2,23 @@
 
 Inputs are a file, a directory of per-rank logs, stdin or an in-memory string. Bytes are read in
 large blocks cut at line ends (a line longer than a block is cut into block-sized pieces), so
-memory stays bounded whatever the size of the log. One look at an input's head decides what it is
-(``classify``): UTF-8 text, UTF-16 text (Windows tools write it, with or without a BOM; it is
-transcoded as it is read), a pickle (maybe a Flight Recorder dump), or something no log is
-(compressed, an executable, random bytes), refused or skipped with a reason that names it. NUL
-padding (what a crashed writer leaves) is no reason to refuse a log. ANSI colour codes, CR
-progress bars, NUL bytes and invalid UTF-8 are cleaned per line.
+memory stays bounded whatever the size of the log. One look at an input's head (past a leading run
+of NULs, what logrotate's copytruncate leaves) decides what it is (``classify``): log text, a
+pickle (maybe a Flight Recorder dump), compressed (gzip, bzip2, xz: read as what it holds, see
+``compressed``), or something no log is (an executable, an archive, random bytes), refused or
+skipped with a reason that names it. The text itself is decoded region by region (``regions``:
+UTF-8, UTF-16/32 of either byte order, NUL runs dropped), CR-only line ends become line ends
+(``iter_blocks``), and ANSI colour codes, CR progress bars and invalid UTF-8 are cleaned per line.
+A file is read to the size it had when it was opened: a log still being written is never chased.
 
-What could not be read at all (permissions, I/O errors, symlink loops) is kept apart from what
-was deliberately not read (binaries, FIFOs): the first makes a diagnosis incomplete.
+What could not be read at all (permissions, I/O errors, symlink loops, a compressed stream cut
+short, a decompression bomb) is kept apart from what was deliberately not read (binaries, FIFOs):
+the first makes a diagnosis incomplete.
 """
 
 from __future__ import annotations
 
-import codecs
+import enum
 import errno
 import os
 import re
@@ -25,11 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from mltriage.engine.compressed import SUFFIXES, Compression, Decompressed, compression_of
 from mltriage.engine.flight_recorder import PICKLE_MAGIC
+from mltriage.engine.regions import RegionDecoder, decode_all
 from mltriage.numbers import parse_int
 
 BLOCK_SIZE = 4 * 1024 * 1024
 SNIFF_SIZE = 64 * 1024
+STREAM_NUL_SKIP = 16 * 1024 * 1024  # leading NULs a pipe may hold before its head (a file seeks past them)
+CR_LINES = 64 * 1024  # a stretch without a line feed this long is CR-ended lines, not one line
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, VS Code's 633 shell integration)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -49,7 +56,8 @@ class Source:
     rank: int | None = None
     host: str | None = None
     size: int | None = None
-    encoding: str = "utf-8"  # what ``classify`` found; anything else is transcoded to UTF-8 on reading
+    compression: Compression | None = None  # what ``classify`` found: the file is read as what it holds
+    start: int = 0  # where its text begins: past a leading run of NULs (copytruncate)
 
 
 def clean_line(raw: bytes | str) -> str:
@@ -66,87 +74,100 @@ def clean_line(raw: bytes | str) -> str:
     return text
 
 
-# What a file's first bytes say it is, for the formats a log directory or a pipe often holds.
+class Kind(enum.Enum):
+    TEXT = "text"
+    PICKLE = "pickle"  # maybe a Flight Recorder dump
+
+
+# What a file's first bytes say it is, for the formats a log directory often holds and no log is.
 _MAGIC = (
-    (b"\x1f\x8b", "gzip-compressed data (decompress it first: zcat FILE | mltriage diagnose -)"),
-    (b"BZh", "bzip2-compressed data (decompress it first: bzcat FILE | mltriage diagnose -)"),
-    (b"\xfd7zXZ\x00", "xz-compressed data (decompress it first: xzcat FILE | mltriage diagnose -)"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data (decompress it first: zstdcat FILE | mltriage diagnose -)"),
     (b"PK\x03\x04", "a zip archive (unpack it and diagnose the folder)"),
     (b"\x7fELF", "an executable (ELF)"),
     (b"\x89PNG", "a PNG image"),
 )
-UTF16_BOMS = {codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}
 
 
-def _utf16_without_bom(head: bytes) -> str | None:
-    """UTF-16 text of mostly ASCII characters has a NUL in every other byte (odd ones for
-    little-endian, even ones for big-endian) and almost none in the others."""
-    sample = head.rstrip(b"\x00")[:4096]
-    if len(sample) < 8:
-        return None
-    even, odd = sample[0::2], sample[1::2]
-    even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
-    if odd_nul > 0.9 and even_nul < 0.1:
-        return "utf-16-le"
-    if even_nul > 0.9 and odd_nul < 0.1:
-        return "utf-16-be"
-    return None
-
-
-def classify(head: bytes) -> str:
-    """What an input is, from its first bytes: ``"pickle"``, or the text encoding to read it with
-    (``"utf-8"``, ``"utf-16"`` with a BOM, ``"utf-16-le"``/``"utf-16-be"`` without one). Anything
-    else raises ``InputError`` with what it looks like (the caller prefixes the input's name)."""
+def classify(head: bytes) -> Kind:
+    """What an uncompressed input is, from its first bytes (past any leading NULs). Anything but log
+    text or a pickle raises ``InputError`` with what it looks like (the caller prefixes its name)."""
     if head[:2] in PICKLE_MAGIC:
-        return "pickle"
-    for bom, encoding in UTF16_BOMS.items():
-        if head.startswith(bom):
-            return encoding
-    utf16 = _utf16_without_bom(head)
-    if utf16 is not None:
-        return utf16
+        return Kind.PICKLE
     for magic, what in _MAGIC:
         if head.startswith(magic):
             raise InputError(f"is {what}, not a log")
-    if looks_binary(head):
+    if looks_binary(decode_all(head) if b"\x00" in head else head):
         raise InputError("looks like binary data, not a log (use a text log or a directory of logs)")
-    return "utf-8"
+    return Kind.TEXT
 
 
-def looks_binary(head: bytes) -> bool:
-    """True for content no log would contain: mostly undecodable or unprintable bytes. NUL bytes
-    do not count either way: a crashed writer leaves a NUL-padded tail (or hole) in a real log."""
-    if b"\x00" in head:
-        head = head.replace(b"\x00", b"")
-        if not head:
-            return True  # nothing but NULs: no text to read
-    if not head:
+def looks_binary(text: bytes) -> bool:
+    """True for content no log would contain: mostly undecodable or unprintable bytes (``text`` is
+    the head as decoded, NUL-free)."""
+    if not text:
         return False
-    text = head.decode("utf-8", "replace")
-    bad = text.count("\ufffd")
-    sample = text[:4096]
+    decoded = text.decode("utf-8", "replace")
+    bad = decoded.count("\ufffd")
+    sample = decoded[:4096]
     printable = sum(map(str.isprintable, sample)) + sum(map(sample.count, "\n\r\t\x1b"))  # (C loops)
-    return bad > len(text) // 10 or printable < min(len(text), 4096) * 0.7
+    return bad > len(decoded) // 10 or printable < min(len(decoded), 4096) * 0.7
 
 
-class TranscodedStream:
-    """A binary stream of UTF-16 text read as UTF-8 bytes, block by block (bounded memory)."""
+class _UpTo:
+    """A file read up to the size it had when it was opened: a log still being written is read to
+    that point, never chased (at 20 MB/s a reader would never reach its end)."""
 
-    def __init__(self, raw: BinaryIO, encoding: str) -> None:
-        self._raw = raw
-        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    def __init__(self, fh: BinaryIO, size: int) -> None:
+        self._fh, self._size = fh, size
+        self._left = size - fh.tell()
 
     def read(self, size: int = -1) -> bytes:
-        while True:
-            data = self._raw.read(size)
-            text = self._decoder.decode(data, final=not data)
-            if text or not data:
-                return text.encode("utf-8", "replace")
+        if self._left <= 0:
+            return b""
+        data = self._fh.read(self._left if size < 0 else min(size, self._left))
+        self._left -= len(data)
+        return data
+
+    def grown(self) -> str | None:
+        """What to say when the file grew while it was read."""
+        try:
+            now = os.fstat(self._fh.fileno()).st_size
+        except OSError:
+            return None
+        if now <= self._size:
+            return None
+        return (f"was still growing while it was read: read to its size when opened ({self._size:,} bytes), "
+                f"{now - self._size:,} bytes written since were not (run mltriage again for them)")
 
 
-def as_utf8(stream: BinaryIO, encoding: str) -> BinaryIO:
-    return stream if encoding == "utf-8" else TranscodedStream(stream, encoding)  # type: ignore[return-value]
+class LogStream:
+    """One input as the scanner reads it: UTF-8 text without NUL bytes, whatever its compression and
+    encodings; ``unread()``: why part of it could not be read (the diagnosis is then incomplete);
+    ``warnings()``: what else the reading found (a file still growing)."""
+
+    def __init__(self, raw: BinaryIO, decompressed: Decompressed | None = None, limit: _UpTo | None = None,
+                 closes: BinaryIO | None = None) -> None:
+        self._text = RegionDecoder(raw)
+        self._decompressed, self._limit, self._closes = decompressed, limit, closes
+
+    def read(self, size: int = -1) -> bytes:
+        return self._text.read(size)
+
+    def unread(self) -> list[str]:
+        return [self._decompressed.unread] if self._decompressed is not None and self._decompressed.unread else []
+
+    def warnings(self) -> list[str]:
+        grown = self._limit.grown() if self._limit is not None else None
+        return [grown] if grown else []
+
+    def close(self) -> None:
+        if self._closes is not None:
+            self._closes.close()
+
+    def __enter__(self) -> LogStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class _HeadThenRest:
@@ -165,31 +186,119 @@ class _HeadThenRest:
         return self._rest.read(size)
 
 
-def open_stream(stream: BinaryIO, name: str) -> BinaryIO:
-    """A stream (stdin, a pipe) classified like a file: UTF-8 bytes out, or ``InputError``."""
-    try:
+def _stream_head(stream: BinaryIO) -> bytes:
+    """A stream's first ``SNIFF_SIZE`` bytes past a leading run of NULs (dropped: no text; up to
+    ``STREAM_NUL_SKIP`` of them, after which the text decoder drops the rest as it reads)."""
+    skipped = 0
+    while True:
         head = stream.read(SNIFF_SIZE) or b""
+        text = head.lstrip(b"\x00")
+        if text or not head or skipped >= STREAM_NUL_SKIP:
+            return text
+        skipped += len(head)
+
+
+def _uncompressed(kind: Compression, name: str) -> None:
+    if not kind.readable:
+        raise UnreadableInput(f"{name} is {kind.label}-compressed data and this Python has no {kind.label} decompressor "
+                              f"(decompress it first: {kind.cat} FILE | mltriage diagnose -)")
+
+
+def open_stream(stream: BinaryIO, name: str) -> LogStream:
+    """A stream (stdin, a pipe) classified like a file: its log text, or ``InputError``."""
+    try:
+        head = _stream_head(stream)
+        decompressed = None
+        kind = compression_of(head)
+        if kind is not None:
+            _uncompressed(kind, name)
+            decompressed = Decompressed(_HeadThenRest(head, stream), kind)  # type: ignore[arg-type]
+            stream, head = decompressed, _stream_head(decompressed)  # type: ignore[assignment]
+            if compression_of(head) is not None:
+                raise InputError(f"{name} holds {kind.label}-compressed data that is compressed again: decompress it first")
     except OSError as exc:
         raise UnreadableInput(os_error_reason(name, exc)) from None
     try:
-        kind = classify(head)
+        if classify(head) is Kind.PICKLE:
+            raise InputError("is a pickle: give Flight Recorder dumps as files or a directory, not on a pipe")
     except InputError as exc:
         raise InputError(f"{name} {exc}") from None
-    if kind == "pickle":
-        raise InputError(f"{name} is a pickle: give Flight Recorder dumps as files or a directory, not on a pipe")
-    return as_utf8(_HeadThenRest(head, stream), kind)  # type: ignore[arg-type]
+    return LogStream(_HeadThenRest(head, stream), decompressed)  # type: ignore[arg-type]
+
+
+def open_log(source: Source) -> LogStream:
+    """A file found by ``collect_sources``, read to the size it had when opened (``OSError`` if it
+    cannot be opened)."""
+    fh = open(source.path, "rb")
+    try:
+        size = os.fstat(fh.fileno()).st_size
+        if source.compression is None:
+            fh.seek(source.start)
+        limit = _UpTo(fh, size)
+        decompressed = Decompressed(limit, source.compression) if source.compression is not None else None
+    except OSError:
+        fh.close()
+        raise
+    return LogStream(decompressed or limit, decompressed, limit, closes=fh)  # type: ignore[arg-type]
+
+
+def _cr_line_ends(data: bytes, continuing: bool) -> tuple[bytes, bool]:
+    """``data`` with the bare CRs of CR-ended stretches (``CR_LINES`` bytes or more without a line
+    feed; with ``continuing``, also the first stretch) made line feeds; and whether its last stretch
+    is one (the next block's first stretch continues it)."""
+    n, half = len(data), CR_LINES // 2
+    spans: list[tuple[int, int]] = []
+    at = 0
+    if continuing:
+        lf = data.find(b"\n")
+        at = n if lf == -1 else lf
+        spans.append((0, at))
+    # a stretch of CR_LINES bytes without a line feed holds a whole aligned window of half that
+    k = -(-at // half) * half
+    while k + half <= n:
+        if data.find(b"\n", k, k + half) != -1:
+            k += half
+            continue
+        a = data.rfind(b"\n", 0, k) + 1
+        b = data.find(b"\n", k + half)
+        b = n if b == -1 else b
+        if b - a >= CR_LINES and (not spans or a >= spans[-1][1]):
+            spans.append((a, b))
+        k = (b // half + 1) * half
+    if not spans:
+        return data, False
+    pieces, done = [], 0
+    for a, b in spans:
+        # a CR before the line feed that ends the stretch is a CRLF; one at the very end of the block
+        # may be one too (its LF in the next block): both stay
+        stop = b - 1 if data[b - 1 : b] == b"\r" else b
+        pieces += [data[done:a], data[a:stop].replace(b"\r", b"\n")]
+        done = stop
+    pieces.append(data[done:])
+    return b"".join(pieces), spans[-1][1] == n
 
 
 def iter_blocks(stream: BinaryIO, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
-    """Yield byte blocks that end at a line end (except a line longer than one block)."""
+    """Yield byte blocks that end at a line end (except a line longer than one block). A bare CR is
+    a line end in an input without any line feed and in a stretch of ``CR_LINES`` bytes or more
+    without one (CR-ended lines: old Mac tools, some Windows captures); elsewhere it is a progress
+    bar's rewrite within its line, as a terminal shows it (``clean_line`` keeps the last)."""
     carry = b""
+    cr_lines = False  # the carry continues a CR-ended stretch
+    seen_lf = False
     while True:
         data = stream.read(block_size)
         if not data:
             if carry:
+                if (cr_lines or not seen_lf) and b"\r" in carry:
+                    carry = carry.replace(b"\r", b"\n")
                 yield carry
             return
         data = carry + data if carry else data
+        if not seen_lf:
+            seen_lf = b"\n" in data
+        if b"\r" in data:
+            data, cr_lines = _cr_line_ends(data, cr_lines)
         cut = data.rfind(b"\n")
         if cut == -1:
             if len(data) >= block_size:
@@ -213,6 +322,8 @@ _LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".json", ""}
 
 def source_for_path(path: Path, relative: str) -> Source:
     rank = host = None
+    for suffix in SUFFIXES:  # stderr.log.gz names a rank's stderr.log
+        relative = relative.removesuffix(suffix)
     for pattern in _RANK_IN_NAME:
         m = pattern.search(relative)
         if m:
@@ -260,21 +371,55 @@ def _not_regular(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "not a regular file"
 
 
-def _sniff(path: Path) -> str:
-    """One read of a file's head decides what it is: ``"pickle"`` (maybe a Flight Recorder dump) or
-    the encoding of its text; ``UnreadableInput`` if it cannot be read, ``InputError`` for a
-    binary with the reason."""
+def _text_start(fh: BinaryIO) -> int:
+    """Where a file's text begins: past a leading run of NULs (logrotate's copytruncate leaves one
+    as long as the log was; the hole it usually is is skipped without being read)."""
+    pos = 0
+    while True:
+        try:
+            pos = os.lseek(fh.fileno(), pos, os.SEEK_DATA)
+        except OSError:  # no data past pos (ENXIO), or no SEEK_DATA here: read on
+            pass
+        fh.seek(pos)
+        chunk = fh.read(1024 * 1024)
+        text = chunk.lstrip(b"\x00")
+        if text or not chunk:
+            return pos + len(chunk) - len(text)
+        pos += len(chunk)
+
+
+def _sniff(path: Path) -> tuple[Kind, Compression | None, int]:
+    """One look at a file's head decides what it is: (what it is, its compression, where its text
+    begins). ``UnreadableInput`` if it cannot be read, ``InputError`` for no log, with the reason."""
     try:
         with open(path, "rb") as fh:
+            start = _text_start(fh)
+            fh.seek(start)
             head = fh.read(SNIFF_SIZE)
+            kind = compression_of(head)
+            if kind is not None:
+                _uncompressed(kind, str(path))
+                fh.seek(0)
+                inner = Decompressed(fh, kind)
+                head = _stream_head(inner)
+                if not head and inner.unread:
+                    raise UnreadableInput(f"{path}: {inner.unread}")
+                if compression_of(head) is not None:
+                    raise InputError(f"{path} holds {kind.label}-compressed data that is compressed again: decompress it first")
+                start = 0
+            elif not head and start:
+                raise InputError(f"{path} holds only NUL bytes: no text, not a log")
     except IsADirectoryError:
         raise InputError(f"is a directory: {path}") from None
     except OSError as exc:
         raise UnreadableInput(os_error_reason(path, exc)) from None
     try:
-        return classify(head)
+        what = classify(head)
     except InputError as exc:
         raise InputError(f"{path} {exc}") from None
+    if what is Kind.PICKLE and kind is not None:
+        raise UnreadableInput(f"{path} is a {kind.label}-compressed pickle (decompress it to read it as a Flight Recorder dump)")
+    return what, kind, start
 
 
 def _stat(target: Path) -> os.stat_result:
@@ -289,11 +434,11 @@ def collect_sources(target: Path) -> tuple[list[Source], list[Skipped], list[Sou
     ``unread`` when they could not be read at all), and pickles that may be Flight Recorder dumps."""
     mode = _stat(target).st_mode
     if stat.S_ISREG(mode):
-        kind = _sniff(target)
-        if kind == "pickle":
-            return [], [], [source_for_path(target, target.name)]
+        what, compression, start = _sniff(target)
         source = source_for_path(target, target.name)
-        source.encoding = kind
+        if what is Kind.PICKLE:
+            return [], [], [source]
+        source.compression, source.start = compression, start
         return [source], [], []
     if not stat.S_ISDIR(mode):
         raise InputError(f"{_not_regular(mode)}: {target}")
@@ -324,18 +469,18 @@ def collect_sources(target: Path) -> tuple[list[Source], list[Skipped], list[Sou
                 skipped.append(Skipped(relative, why_not))
                 continue
             try:
-                kind = _sniff(path)
+                what, compression, start = _sniff(path)
             except UnreadableInput as exc:
                 skipped.append(Skipped(relative, str(exc), unread=True))
                 continue
             except InputError as exc:
                 skipped.append(Skipped(relative, str(exc)))
                 continue
-            if kind == "pickle":
-                dumps.append(source_for_path(path, relative))
+            source = source_for_path(path, relative)
+            if what is Kind.PICKLE:
+                dumps.append(source)
             else:
-                source = source_for_path(path, relative)
-                source.encoding = kind
+                source.compression, source.start = compression, start
                 sources.append(source)
     if not sources and not dumps:
         detail = f" ({len(skipped)} skipped: {skipped[0].reason})" if skipped else ""

@@ -407,13 +407,8 @@ class Scanner:
         self._gone_quiet_ids.add(n)
 
     def _keep_tail(self, block: bytes) -> None:
-        """The input's last bytes, for its last lines. NUL padding (what a crashed writer leaves)
-        holds no text, so it never pushes the last real lines out."""
-        if b"\x00" in block:
-            text = block.replace(b"\x00", b"")
-            if not block.endswith(b"\n") and (not text or text.endswith(b"\n")):
-                text += b" "  # the NUL run was a line of its own: keep it one, so line numbers stay right
-            block = text
+        """The input's last bytes, for its last lines (NUL padding never reaches here: the reader
+        drops it, so it never pushes the last real lines out)."""
         self._tail = (self._tail + block)[-TAIL_BYTES:] if len(block) < TAIL_BYTES else block[-TAIL_BYTES:]
 
     @staticmethod
