@@ -313,7 +313,7 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.WRONG_VALUES, ("Verification error @ element",), r"Verification error @ element",
       "NVIDIA/cuda-samples simpleP2P.cu: printf(\"Verification error @ element %i: val = %f, ref = %f\\n\", ...) (CUDA 4-12 samples)"),
     # a logged loss that is NaN/inf, in the forms the trainers print it (numerics-loss-nan's samples cite each)
-    W(Symptom.NAN_IN_OUTPUT, ("nan", "NaN", "NAN", "inf", "Inf", "INF", "Infinity"),
+    W(Symptom.NAN_IN_OUTPUT, ("oss", "OSS"),  # the pattern needs "loss"/"LOSS": "inf" would land on every "NCCL INFO" line
       r"(?P<metric>\b(?:[A-Za-z][\w.]{0,40}?)?[Ll](?:oss|OSS))(?:_\w{1,20})?\b['\"]?\s{0,8}(?:[:=]\s{0,8}|is\s{1,3})?['\"]?"
       r"(?:tensor\(|\[)?(?P<loss_value>-?(?:nan|NaN|NAN|inf|Infinity|INF))\b(?!_)",
       "huggingface/transformers v4.30-4.40 Trainer logs printed by ProgressCallback.on_log (str(logs): {'loss': nan, ...}); pytorch/examples "
