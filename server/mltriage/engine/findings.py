@@ -17,7 +17,8 @@ from collections.abc import Iterable
 
 from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
 from mltriage.engine.rank_groups import PAST_HIT_LIMIT, RankGroup, folded_note, past_limit_note
-from mltriage.engine.scanner import Hit, Scanner, hit_key
+from mltriage.engine.hit_store import HitStore
+from mltriage.engine.hits import Hit, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
 from mltriage.library import Rule
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
@@ -29,11 +30,11 @@ _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
 TRIGGER_ONLY_CONFIDENCE = 0.7  # share of a rule's confidence when only its trigger phrase matched
 
 
-def _requires_met(scanner: Scanner, hit: Hit) -> bool:
+def _requires_met(store: HitStore, hit: Hit) -> bool:
     rule = hit.rule
     if not rule.requires:
         return True
-    evidence = scanner.require_evidence.get((rule.id, hit.stream))
+    evidence = store.require_evidence.get((rule.id, hit.stream))
     if not evidence:
         return False
     return any(abs(line - hit.line) <= rule.within for line in evidence)
@@ -55,8 +56,8 @@ def _block_evidence(block: TracebackBlock) -> list[str]:
     return lines
 
 
-def build_findings(scanner: Scanner) -> list[Finding]:
-    hits = [h for h in scanner.hits if _requires_met(scanner, h)]
+def build_findings(store: HitStore) -> list[Finding]:
+    hits = [h for h in store.hits if _requires_met(store, h)]
     # A catch-all (fallback) signature stays silent where a specific one explains the same block:
     # a hit inside it, or right after it on the same stream (torchrun prints its ChildFailedError
     # summary just below the traceback).
@@ -70,7 +71,7 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         lines_by_stream.setdefault(h.stream, []).append(h.line)
         if h.rule.reported_by != "launcher":
             worker_lines_by_stream.setdefault(h.stream, []).append(h.line)
-    groups = scanner.rank_groups
+    groups = store.rank_groups
     for group in groups.values():  # a folded rank's line explains like its hit would have
         rule = group.first.rule
         if not rule.fallback:
@@ -109,7 +110,7 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         order.append(key)
         if hit.group is not None and hit.group in groups:
             group_of[key] = hit.group
-    for key, extra in scanner.repeats.items():
+    for key, extra in store.repeats.items():
         if key in merged:
             merged[key].count += extra
     folded = _fold_rank_groups(merged, order, group_of, groups, explained_line)

@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mltriage.engine.hits import Hit
+from mltriage.engine.tracebacks import StreamKey
+
 if TYPE_CHECKING:
-    from mltriage.engine.scanner import Hit
-    from mltriage.engine.tracebacks import StreamKey
     from mltriage.library import Rule
 
 GROUP_DETAIL = 16  # ranks of one group kept as full hits; each further rank is a number and a line
@@ -29,7 +30,6 @@ MAX_MEMBERS = 200_000  # folded ranks over all groups of one diagnosis (ints, no
 IDENTITY_FACTS = frozenset({"pid", "rank", "local_rank", "host", "node", "node_id", "node_ip", "device",
                             "cuda_device", "gpu", "elapsed_ms", "thread"})
 
-GroupKey = tuple
 # The facts part of the group key of ranks whose first error of a signature came past a limit
 # (MAX_HITS full hits, or MAX_RANKS_PER_SIGNATURE ranks of that signature whose details differ):
 # each such rank is still kept, as its number and line, but its facts are not.
@@ -44,12 +44,12 @@ class RankGroup:
     rank; so its members also keep their own line text and columns, for the finding to cite the
     first rank whose hit stands when the full ones did not."""
 
-    first: "Hit"  # the first folded rank's hit: what the group's finding is made from if no full hit survives
+    first: Hit  # the first folded rank's hit: what the group's finding is made from if no full hit survives
     members: list[tuple] = field(default_factory=list)  # (stream, line[, column_start, column_end, text])
     hits: int = 0  # hits of all members, repeats included
 
 
-def foldable(rule: "Rule", stream: "StreamKey", in_traceback: bool, rank_is_known: bool) -> bool:
+def foldable(rule: "Rule", stream: StreamKey, in_traceback: bool, rank_is_known: bool) -> bool:
     """Whether a hit may join other ranks' in a group; never where it must stay on its own."""
     if stream[1] is None or in_traceback or rule.requires or rule.require_sources:
         return False
