@@ -7,7 +7,7 @@ counts them, and ``findings`` turns what was kept into findings. It imports none
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from mltriage.engine.prefixes import LineContext
 from mltriage.engine.reader import Source
@@ -16,8 +16,12 @@ from mltriage.engine.tracebacks import StreamKey, TracebackBlock
 if TYPE_CHECKING:
     from mltriage.library import Rule
 
-# A rank group's key: (signature, source, the facts its ranks share) -- engine/rank_groups.py
-GroupKey = tuple
+class GroupKey(NamedTuple):
+    """What the ranks of one rank group (engine/rank_groups.py) share: one failure, in any file."""
+
+    signature: str
+    facts: tuple  # the facts that are not who or when (rank_groups.shared_facts), or PAST_HIT_LIMIT
+    report: tuple | None = None  # for hits tied to a traceback: what a finding reads of it (TracebackBlock.report)
 
 
 @dataclass(slots=True)

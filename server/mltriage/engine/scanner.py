@@ -110,6 +110,7 @@ class Scanner:
         if self.source is not None and len(self.run.tails) < 4096:
             self.run.tails[self.source.name] = read_tail(self._tail, self.line_no)
         self.tracebacks.end_source()
+        self.store.end_source()  # (after the tracker: every traceback of the source is over)
 
     # -- the loop ---------------------------------------------------------------------------
     def feed(self, block: bytes) -> None:
