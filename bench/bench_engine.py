@@ -113,7 +113,7 @@ def bench_big(size_gb: float, keep: bool, env: dict = ENV) -> dict:
         "t = time.perf_counter(); d = diagnose_path(sys.argv[1]); dt = time.perf_counter() - t\n"
         "print(json.dumps({'seconds': dt, 'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
         " 'status': d.status, 'initiating_rank': d.initiating_rank, 'top': d.findings[0].signature if d.findings else None,"
-        " 'lines': d.lines_read, 'backend': __import__('mltriage.engine.scanner', fromlist=['x']).prefilter_for(__import__('mltriage.library', fromlist=['x']).load_library()).backend}))\n"
+        " 'lines': d.lines_read, 'backend': __import__('mltriage.engine.prefilter_budget', fromlist=['x']).prefilter_for(__import__('mltriage.library', fromlist=['x']).load_library()).backend}))\n"
     )
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     out = subprocess.run([*pin, sys.executable, "-c", runner, str(log)], capture_output=True, text=True, env=env)

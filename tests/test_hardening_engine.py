@@ -19,7 +19,7 @@ import regex
 
 from cli_runner import ROOT, run_cli
 from mltriage.engine import diagnose_text
-from mltriage.engine.scanner import MAX_HITS
+from mltriage.engine.hit_store import MAX_HITS
 from mltriage.library import Library, Rule, load_library, signature_files, signatures_dir, validate_file
 from mltriage.lint import _check_backtracking, adversarial_lines
 import procs
@@ -187,7 +187,7 @@ def test_a_flood_of_lines_that_fire_nothing_leaves_the_prefilter_but_not_the_fai
     no exception type) cost 7 s of per-line work for no finding. After FLOOD_LANDINGS such lines
     in a row the phrase is no longer landed on, and the diagnosis says so; a later failure with
     phrases of its own is still found, and so is a rank's traceback."""
-    from mltriage.engine.scanner import FLOOD_LANDINGS
+    from mltriage.engine.prefilter_budget import FLOOD_LANDINGS
 
     noise = "Error: x\n" * (FLOOD_LANDINGS * 5)
     culprit = ZOO_RANK2.read_text()
@@ -200,7 +200,7 @@ def test_a_flood_of_lines_that_fire_nothing_leaves_the_prefilter_but_not_the_fai
 
 def test_lines_that_fire_keep_their_phrase_landed():
     """A phrase whose lines keep producing hits is no flood, however often it appears."""
-    from mltriage.engine.scanner import FLOOD_LANDINGS
+    from mltriage.engine.prefilter_budget import FLOOD_LANDINGS
 
     line = "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
     d = diagnose_text(line * (FLOOD_LANDINGS + 10))

@@ -153,7 +153,7 @@ def test_past_the_hit_limit_every_rank_stays_in_the_answer():
     """Details that differ on every rank (here the SeqNum) fold nothing; past MAX_RANKS_PER_SIGNATURE
     ranks of one signature a rank's error is still kept, as its number and line, and the diagnosis
     says so."""
-    from mltriage.engine.scanner import MAX_RANKS_PER_SIGNATURE
+    from mltriage.engine.hit_store import MAX_RANKS_PER_SIGNATURE
 
     ranks = MAX_RANKS_PER_SIGNATURE + 500
     d = diagnose_text("".join(watchdog(r, 1000 + r) for r in range(ranks)))

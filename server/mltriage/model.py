@@ -141,8 +141,10 @@ class Finding:
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     catalogue: CatalogueRef | None = None  # the upstream source site of this message, from the error catalogue
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
-    # internal: for a finding many ranks share (engine/rank_groups.py), each rank's own line
+    # internal: for a finding many ranks share (engine/rank_groups.py), each rank's own line, and where
+    # some of them reported it in another file or on another host, each rank's (source, host)
     rank_lines: dict[int, int] | None = field(default=None, repr=False, compare=False)
+    rank_places: dict[int, tuple[str, str | None]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_error(self) -> bool:
@@ -158,6 +160,13 @@ class Finding:
     def line_of(self, rank: int) -> int:
         """Where ``rank`` reported it (a shared finding cites its first rank's line)."""
         return self.rank_lines.get(rank, self.line) if self.rank_lines else self.line
+
+    def source_of(self, rank: int) -> str:
+        """The file in which ``rank`` reported it."""
+        return self.rank_places[rank][0] if self.rank_places and rank in self.rank_places else self.source
+
+    def host_of(self, rank: int) -> str | None:
+        return self.rank_places[rank][1] if self.rank_places and rank in self.rank_places else self.host
 
     @property
     def rank_label(self) -> str | None:

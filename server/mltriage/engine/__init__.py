@@ -4,9 +4,12 @@
                      (``compressed``) and decoded region by region (``regions``: UTF-8/16/32, NUL
                      runs dropped); ``prefixes`` strips launcher/timestamp prefixes; ``errorfile``
                      turns torchrun error files into text.
-2. ``scanner``     — one pre-filter (``prefilter``) over every block, signatures matched on the lines
-                     it lands on, Python tracebacks followed line by line, torchrun's failure summary
-                     read (``launcher``), and what the run shows as a whole recorded (``run_facts``).
+2. ``scanner``     — the line loop: one pre-filter (``prefilter``, its phrases budgeted by
+                     ``prefilter_budget``) over every block, Python tracebacks followed line by line
+                     (``tracebacks``), torchrun's failure summary read (``torchrun_reader``,
+                     ``launcher``), what the run shows as a whole recorded (``run_facts``), signatures
+                     matched on the lines it lands on (``matcher``) and their ``hits`` kept, folded
+                     or counted by the ``hit_store`` (``rank_groups``: one failure on many ranks).
 3. ``findings``    — hits merged into findings, tied to their tracebacks, ranked.
 4. ``run_reasoning`` — what no single line says: stalls, tracebacks the run survived, a rank that
                      left early, derived findings; ``interpret`` narrows fixes by captured numbers.

@@ -157,10 +157,16 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, se
 
 def _explained(line: CatalogueLine, findings: list[Finding]) -> Finding | None:
     """The curated finding that explains this line (its own line or one near it), if any."""
+    rank = line.stream[1]
     for f in findings:
-        if f.source != line.source.name or f.generic:  # a catch-all layer explains no other line
+        if f.generic:  # a catch-all layer explains no other line
             continue
-        if f.lines[0] - NEARBY_LINES <= line.line <= f.lines[1] + NEARBY_LINES and (f.rank == line.stream[1] or f.rank is None):
+        if f.source == line.source.name and f.lines[0] - NEARBY_LINES <= line.line <= f.lines[1] + NEARBY_LINES \
+                and (f.rank == rank or f.rank is None):
+            return f
+        # a finding many ranks shared (engine/rank_groups.py) explains each of its ranks' own line
+        if f.rank_lines and rank in f.rank_lines and rank != f.rank and f.source_of(rank) == line.source.name \
+                and abs(f.rank_lines[rank] - line.line) <= NEARBY_LINES:
             return f
     return None
 

@@ -32,7 +32,8 @@ from mltriage.engine.reader import (
 from mltriage.engine.run_reasoning import corroborate_p2p, derive_findings, name_the_command, settle_findings
 from mltriage.causes import raise_causes
 from mltriage.run_model import build_run_model
-from mltriage.engine.scanner import FLOOD_LANDINGS, Scanner
+from mltriage.engine.prefilter_budget import FLOOD_LANDINGS
+from mltriage.engine.scanner import Scanner
 from mltriage.engine.triage import triage
 
 
@@ -77,7 +78,7 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
                         continue
                 stream = open_log(source)
             except BadErrorFile as exc:
-                unread.append(Skipped(source.name, f"a torchrun error file that cannot be read: {exc}", unread=True))
+                skipped.append(Skipped(source.name, f"a torchrun error file that cannot be read: {exc}", unread=True))
                 continue
             except OSError as exc:
                 skipped.append(Skipped(source.name, os_error_reason(source.path, exc), unread=True))
@@ -142,7 +143,7 @@ def diagnose_streams(
         unread += [{"name": source.name, "reason": reason} for reason in stream.unread()]
         read_notes += [f"{source.name} {note}" for note in stream.warnings()]
         scanner.end()
-    findings = build_findings(scanner)
+    findings = build_findings(scanner.store)
     catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
     findings += catalogued
     settle_findings(findings, scanner.run, scanner.observations)
@@ -159,27 +160,28 @@ def diagnose_streams(
     diagnosis.lines_read = scanner.lines_read
     diagnosis.bytes_read = scanner.bytes_read
     diagnosis.warnings += read_notes
-    if scanner.past_limit_ranks:
-        diagnosis.warnings.append(f"{scanner.past_limit_ranks:,} ranks reported an error of a signature past the engine's "
+    store, matcher = scanner.store, scanner.matcher
+    if store.past_limit_ranks:
+        diagnosis.warnings.append(f"{store.past_limit_ranks:,} ranks reported an error of a signature past the engine's "
                                   "limits on kept details: those ranks are in the answer, their errors' details are not")
-    if scanner.dropped_hits:
-        diagnosis.warnings.append(f"{scanner.dropped_hits} further matches were only counted (hit limit reached)")
-    for phrase, (where, line) in scanner.flooded.items():
+    if store.dropped_hits:
+        diagnosis.warnings.append(f"{store.dropped_hits} further matches were only counted (hit limit reached)")
+    for phrase, (where, line) in scanner.budget.flooded.items():
         diagnosis.warnings.append(f"{FLOOD_LANDINGS:,} lines in a row held {phrase!r} and fired nothing (the last at "
                                   f"{where}:{line}): later lines holding only that phrase were not examined")
     if catalogue_stopped:
         diagnosis.warnings.append("the error catalogue's lookup budget ran out: some error/warning lines were not looked up")
-    if scanner.timeouts:
-        diagnosis.warnings.append(f"{scanner.timeouts} regex searches hit their time limit: those lines were matched "
+    if matcher.timeouts:
+        diagnosis.warnings.append(f"{matcher.timeouts} regex searches hit their time limit: those lines were matched "
                                   "on their trigger phrases only (no facts captured)")
-    if scanner.budget_spent_at is not None:
-        where, line = scanner.budget_spent_at
-        diagnosis.warnings.append(f"the regex time budget was spent at {where}:{line}: {scanner.trigger_only_lines} later "
+    if matcher.budget_spent_at is not None:
+        where, line = matcher.budget_spent_at
+        diagnosis.warnings.append(f"the regex time budget was spent at {where}:{line}: {matcher.trigger_only_lines} later "
                                   "matching lines were matched on their trigger phrases only (no facts captured)")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
     attach_pasted_topology(diagnosis, heads.texts)
-    triage(diagnosis, [entry for _, entry in scanner.worker_failures], scanner.ranks_seen, flight_recorder or [])
+    triage(diagnosis, [entry for _, entry in scanner.torchrun.worker_failures], scanner.ranks_seen, flight_recorder or [])
     for s in skipped or ():
         (diagnosis.unread if s.unread else diagnosis.skipped).append({"name": s.name, "reason": s.reason})
     mask_diagnosis(diagnosis)  # the one place: every output form (text, JSON, SARIF, the editor) is made from it

@@ -16,8 +16,9 @@ from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
-from mltriage.engine.rank_groups import PAST_HIT_LIMIT, RankGroup, folded_note, past_limit_note
-from mltriage.engine.scanner import Hit, Scanner, hit_key
+from mltriage.engine.rank_groups import PAST_HIT_LIMIT, Member, RankGroup, folded_note, past_limit_note
+from mltriage.engine.hit_store import HitStore
+from mltriage.engine.hits import GroupKey, Hit, hit_key
 from mltriage.engine.tracebacks import TracebackBlock
 from mltriage.library import Rule
 from mltriage.templates import fill_sentence, fill_slots, fill_title, unknown_facts
@@ -29,11 +30,11 @@ _ROLE_ORDER = {"root-cause": 0, "context": 1, "collateral": 2}
 TRIGGER_ONLY_CONFIDENCE = 0.7  # share of a rule's confidence when only its trigger phrase matched
 
 
-def _requires_met(scanner: Scanner, hit: Hit) -> bool:
+def _requires_met(store: HitStore, hit: Hit) -> bool:
     rule = hit.rule
     if not rule.requires:
         return True
-    evidence = scanner.require_evidence.get((rule.id, hit.stream))
+    evidence = store.require_evidence.get((rule.id, hit.stream))
     if not evidence:
         return False
     return any(abs(line - hit.line) <= rule.within for line in evidence)
@@ -55,8 +56,8 @@ def _block_evidence(block: TracebackBlock) -> list[str]:
     return lines
 
 
-def build_findings(scanner: Scanner) -> list[Finding]:
-    hits = [h for h in scanner.hits if _requires_met(scanner, h)]
+def build_findings(store: HitStore) -> list[Finding]:
+    hits = [h for h in store.hits if _requires_met(store, h)]
     # A catch-all (fallback) signature stays silent where a specific one explains the same block:
     # a hit inside it, or right after it on the same stream (torchrun prints its ChildFailedError
     # summary just below the traceback).
@@ -70,14 +71,14 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         lines_by_stream.setdefault(h.stream, []).append(h.line)
         if h.rule.reported_by != "launcher":
             worker_lines_by_stream.setdefault(h.stream, []).append(h.line)
-    groups = scanner.rank_groups
+    groups = store.rank_groups
     for group in groups.values():  # a folded rank's line explains like its hit would have
         rule = group.first.rule
         if not rule.fallback:
-            for stream, line in group.members:
-                lines_by_stream.setdefault(stream, []).append(line)
+            for member in group.members:
+                lines_by_stream.setdefault(member.stream, []).append(member.line)
                 if rule.reported_by != "launcher":
-                    worker_lines_by_stream.setdefault(stream, []).append(line)
+                    worker_lines_by_stream.setdefault(member.stream, []).append(member.line)
     for lines in (*lines_by_stream.values(), *worker_lines_by_stream.values()):
         lines.sort()
 
@@ -109,18 +110,25 @@ def build_findings(scanner: Scanner) -> list[Finding]:
         order.append(key)
         if hit.group is not None and hit.group in groups:
             group_of[key] = hit.group
-    for key, extra in scanner.repeats.items():
+    for key, extra in store.repeats.items():
         if key in merged:
             merged[key].count += extra
-    folded = _fold_rank_groups(merged, order, group_of, groups, explained_line)
+    def stands(rule: Rule, member: Member) -> bool:
+        """Whether a catch-all's folded rank stands, as its full hit would (the filter above)."""
+        block = member.cited.block if member.cited is not None else None
+        if block is None:
+            return not explained_line(member.stream, member.line)
+        return rule.id != EXCEPTION_LINE_RULE and not explained(block)
+
+    folded = _fold_rank_groups(merged, order, group_of, groups, stands)
     return [merged[k] for k in order if k not in folded]
 
 
-def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of: dict[tuple, tuple],
-                      groups: dict[tuple, RankGroup], explained_line) -> set[tuple]:
-    """Each group of ranks that failed alike becomes one finding: its first rank's, listing them all.
-    Returns the keys of the findings folded into another."""
-    individual: dict[tuple, list[tuple]] = {}
+def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of: dict[tuple, GroupKey],
+                      groups: dict[GroupKey, RankGroup], stands) -> set[tuple]:
+    """Each group of ranks that failed alike becomes one finding: its first rank's, listing them all
+    (with each rank's own line, file and host). Returns the keys of the findings folded into another."""
+    individual: dict[GroupKey, list[tuple]] = {}
     for key in order:
         if key in group_of:
             individual.setdefault(group_of[key], []).append(key)
@@ -129,7 +137,7 @@ def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of
         first = group.first
         members = group.members
         if first.rule.fallback:  # rank by rank, a specific hit nearby may explain it
-            members = [m for m in members if not explained_line(m[0], m[1])]
+            members = [m for m in members if stands(first.rule, m)]
             hits = len(members)  # (a member's repeats are not told apart: one hit each)
         else:
             hits = group.hits
@@ -140,25 +148,36 @@ def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of
             finding, others = merged[keys[0]], [merged[k] for k in keys[1:]]
             finding.count += hits
         else:  # every full hit of the group was explained away: its first standing rank speaks for it
-            if len(members[0]) > 2:
-                stream, line, start, end, text = members[0]
-                first = replace(first, stream=stream, line=line, column_start=start, column_end=end, text=text,
-                                block=None)
+            cited = members[0].cited
+            if cited is not None:
+                stream = members[0].stream
+                first = replace(first, stream=stream, line=members[0].line, column_start=cited.column_start,
+                                column_end=cited.column_end, text=cited.text, block=cited.block,
+                                source=first.source if stream[0] == first.source.name else
+                                replace(first.source, name=stream[0], rank=stream[1]),
+                                context=replace(first.context, host=members[0].host))
             finding, others = _finding_from_hit(first), []
             finding.count = hits
             merged[("rank-group", gkey)] = finding
             order.append(("rank-group", gkey))
         lines = {finding.rank: finding.line} if finding.rank is not None else {}
+        places = {finding.rank: (finding.source, finding.host)} if finding.rank is not None else {}
         for other in others:
             finding.count += other.count
-            if other.rank is not None:
-                lines.setdefault(other.rank, other.line)
+            if other.rank is not None and other.rank not in lines:
+                lines[other.rank] = other.line
+                places[other.rank] = (other.source, other.host)
         for member in members:
-            lines.setdefault(member[0][1], member[1])
+            rank = member.stream[1]
+            if rank not in lines:
+                lines[rank] = member.line
+                places[rank] = (member.stream[0], member.host)
         folded.update(keys[1:])
         finding.ranks = sorted(lines)
         finding.rank_lines = lines
-        if gkey[2] is PAST_HIT_LIMIT:
+        if any(place != (finding.source, finding.host) for place in places.values()):
+            finding.rank_places = places
+        if gkey.facts is PAST_HIT_LIMIT:
             finding.notes.append(past_limit_note(finding.ranks))
         elif len(finding.ranks) > 1:
             finding.notes.append(folded_note(finding.ranks, finding.rank))

@@ -79,6 +79,18 @@ class TracebackBlock:
         if ("-packages/" not in line and "/lib/python" not in line and 'File "<' not in line) or _user_path(line):
             self._user_line = line
 
+    def report(self) -> tuple:
+        """What a finding reads of this error report, not who printed it (frames and messages
+        without their rank prefixes): two ranks' tracebacks with one report are one failure."""
+        return (self.exception_type, self.exception_message, self.collective, self._innermost_line, self._user_line,
+                self.ignored, self.headerless, self.frames)
+
+    def final(self, line_no: int) -> bool:
+        """Whether nothing after ``line_no`` of its source can change it: closed, and too far behind
+        for a chained exception, a continuation line or a chain marker to join it (``start``,
+        ``continued``, ``chain_marker``: at most 3 lines after its end)."""
+        return self.closed and line_no - self.end > 3
+
     @property
     def innermost(self) -> tuple[str, str, str] | None:
         """(path, line, function) of the last frame."""
@@ -111,7 +123,8 @@ def _user_path(line: str) -> bool:
 
 
 class TracebackTracker:
-    """The open and just-closed traceback of every stream of one source; ``blocks`` keeps them all.
+    """The open and just-closed traceback of every stream of one source (the hits tied to a block
+    keep it: the tracker does not, so a block no hit cites is not held).
 
     Python prints a traceback over many lines (interleaved with other ranks' lines): header, frames,
     chain markers, the exception line, and for PyTorch's NCCL errors continuation lines after it.
@@ -119,7 +132,6 @@ class TracebackTracker:
     says which block a line belongs to."""
 
     def __init__(self) -> None:
-        self.blocks: list[TracebackBlock] = []
         self.reset()
 
     def reset(self) -> None:
@@ -144,7 +156,6 @@ class TracebackTracker:
         block = TracebackBlock(stream=stream, start=line_no, end=line_no, header_text=clip(text, 2048))
         marker = self.ignored_at.get(stream)
         block.ignored = marker is not None and 0 < line_no - marker <= 2
-        self.blocks.append(block)
         self.open[stream] = block
 
     def start_headerless(self, stream: StreamKey, line_no: int, text: str, message: str) -> None:

@@ -528,10 +528,10 @@ def _rank_roles(findings, all_ranks, initiator, workers, traces=()) -> list[Rank
             RankRole(
                 rank=rank,
                 role=role,
-                host=first.host if first else None,
+                host=first.host_of(rank) if first else None,
                 first_error=first.signature if first else None,
                 first_line=first.line_of(rank) if first else None,
-                source=first.source if first else None,
+                source=first.source_of(rank) if first else None,
                 why=why,
             )
         )
@@ -543,7 +543,7 @@ def _rank_verdict(rank, own, initiator, stopped, waiting):
     own_errors = [f for f in own if _is_error(f)]
     # the rank's own words first (in log order); launcher lines about it only when it said nothing
     spoken = [f for f in own_errors if not _is_launcher(f)] or own_errors
-    first = min(spoken, key=lambda f: (f.source, f.line_of(rank)), default=None)
+    first = min(spoken, key=lambda f: (f.source_of(rank), f.line_of(rank)), default=None)
     if rank == initiator:
         role = "initiator"
         why = f"its own failure: {first.title}" if first else "named by the evidence above"
