@@ -101,9 +101,11 @@ async def test_a_failed_command_that_matched_nothing_still_names_its_error_line(
     assert run.returncode != 0
     output = run.stdout + run.stderr
     result = await execute(client, "mltriage.diagnoseText", {"text": output, "source": "<terminal>"})
-    assert result["status"] == "healthy" and result["view"]["root"] is None
-    assert "no known failure" in result["view"]["notice"]
-    assert "mltriage-no-such-package" in result["view"]["notice"], result["view"]["notice"]
+    # pip's "ERROR: Could not find a version ..." is an error-level line no entry names: the root says it, in its words
+    assert result["status"] == "failure"
+    root = result["view"]["root"]
+    assert root is not None and root["signature"] == "error-logged-unrecognised", root
+    assert "mltriage-no-such-package" in json.dumps(root), root
 
 
 async def test_a_log_whose_findings_are_only_info_or_warning_has_no_root_cause(client: LanguageClient):
