@@ -180,16 +180,15 @@ def test_a_failure_phrase_logged_at_warning_level_yields_to_the_error_that_ended
     assert alone.findings[0].is_error
 
 
-def test_a_verify_that_is_only_the_unknown_launch_command_becomes_a_step():
+def test_a_verify_that_is_only_the_unknown_launch_command_is_said_in_words():
     """The README's first command: the example log shows no launch command, so the verify would be
-    the bare slot `<command>`; the check goes into the fix's last step instead, with its condition."""
+    the bare slot `<command>`; it says the check in words instead, with its condition."""
     d = diagnose_path(ROOT / "examples" / "torchrun-rank2-indexerror.log")
     top = d.findings[d.root_cause_index]
     assert top.signature == "python-unhandled-exception"
-    assert top.verify == ""
-    assert "<command>" not in " ".join(top.fix.steps + top.fix.commands)
-    assert top.fix.steps[-1].startswith("Verify: rerun the command that launched the run")
-    assert "the IndexError at " in top.fix.steps[-1] and top.fix.steps[-1].endswith("must be gone")
+    assert "<command>" not in " ".join([top.verify, *top.fix.steps, *top.fix.commands])
+    assert top.verify.startswith("rerun the command that launched the run (this log does not show it)")
+    assert "the IndexError at " in top.verify and top.verify.endswith("must be gone")
 
 
 def test_a_verify_that_prefixes_the_unknown_command_stays_a_recipe():

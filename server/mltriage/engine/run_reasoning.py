@@ -69,7 +69,7 @@ COMMAND_SLOT = "<command>"
 
 def name_the_command(findings: list[Finding], run: RunFacts) -> None:
     """Where a fix or verify step says "rerun <command>", put the command this log shows. A log that
-    shows none leaves no verify that is only the slot: that check becomes the last fix step, in words."""
+    shows none leaves no verify that is only the slot: the verify says the check in words."""
     if run.command is None:
         for f in findings:
             _verify_without_command(f)
@@ -95,15 +95,14 @@ def name_the_command(findings: list[Finding], run: RunFacts) -> None:
 
 def _verify_without_command(f: Finding) -> None:
     """``<command>  # rerun: the IndexError at x.py:16 must be gone`` names no command a user can run:
-    the condition is kept as a step, the verify line goes. A verify that only prefixes the command
+    the verify says it in words, with its condition. A verify that only prefixes the command
     (``NCCL_P2P_DISABLE=1 <command>``) is a recipe and stays."""
     command, _, comment = f.verify.partition("#")
     if command.strip() != COMMAND_SLOT:
         return
     condition = re.sub(r"^rerun\b[^:]*:\s*", "", comment.strip())
-    f.verify = ""
-    f.fix.steps.append("Verify: rerun the command that launched the run (this log does not show it)"
-                       + (f"; {condition}" if condition else ""))
+    # said in words: there is no command to show, and the check still belongs under Verify
+    f.verify = "rerun the command that launched the run (this log does not show it)" + (f": {condition}" if condition else "")
 
 
 def _assignments_after_program(command: str) -> list[str]:
