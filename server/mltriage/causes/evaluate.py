@@ -160,17 +160,19 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
     explained = set((rule.cause or {}).get("explains") or [])
     if explained:
         sources = {o.source for o in seen}
-        for f in findings:
-            if f.is_error and f.role == "root-cause" and f.signature in explained and f.source in sources:
-                f.role = "context"
-                f.notes.append(f"a consequence of {rule.id}: {rule.title}")
+        _to_context(findings, lambda f: f.signature in explained and f.source in sources, f"a consequence of {rule.id}: {rule.title}")
     if (rule.cause or {}).get("outranks"):
         lines = {(o.source, o.line) for o in seen}
-        for f in findings:
-            if f.is_error and f.role == "root-cause" and _covers(f, lines):
-                f.role = "context"
-                f.notes.append(f"explained by {rule.id}: {rule.title}")
+        _to_context(findings, lambda f: _covers(f, lines), f"explained by {rule.id}: {rule.title}")
     return finding
+
+
+def _to_context(findings: list[Finding], which, note: str) -> None:
+    """The root-cause errors ``which`` picks are what the cause explains: context, with the note why."""
+    for f in findings:
+        if f.is_error and f.role == "root-cause" and which(f):
+            f.role = "context"
+            f.notes.append(note)
 
 
 def _covers(finding: Finding, lines: set[tuple[str, int]]) -> bool:

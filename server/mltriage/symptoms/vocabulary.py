@@ -253,7 +253,7 @@ WORDINGS: tuple[Wording, ...] = (
       "\"[TensorRT-LLM][ERROR] \""),
     # -- which framework ran -----------------------------------------------------------------------
     W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore", "(RayWorkerVllm"),
-      r"(?P<framework>vllm) serve\b|(?P<framework>vllm)\.entrypoints|site-packages/(?P<framework>vllm)/|\((?:APIServer|VllmWorker|EngineCore|RayWorkerVllm)\w{0,12} pid=",
+      r"vllm serve\b|vllm\.entrypoints|site-packages/vllm/|\((?:APIServer|VllmWorker|EngineCore|RayWorkerVllm)\w{0,12} pid=",
       "vllm-project/vllm: the `vllm serve` CLI (0.5+), `python -m vllm.entrypoints.openai.api_server` (0.2+), frames under "
       "site-packages/vllm/, and the process prefixes \"(APIServer pid=%d)\", \"(VllmWorker rank=%d pid=%d)\" (0.8+)", whole_line=True,
       given=(("framework", "vllm"),)),
