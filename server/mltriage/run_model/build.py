@@ -286,7 +286,8 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
         # the framework's own words, repeated until the log ends: its workers waited for each other and never got on
         return _at(StopKind.HANG_NOTED, _phase_before(model, waiting[-1].source, waiting[-1].line), waiting[-1],
                    f"where its workers had waited for each other for {waiting[-1].facts.get('seconds', '?')} s and more")
-    stall = find_stall(run)
+    setup = {(o.source, o.line) for symptom in _SETUP_SYMPTOMS for o in observations.of(symptom)}
+    stall = find_stall(run, setup)
     if stall is not None:
         phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
         return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where,
@@ -331,7 +332,11 @@ def _last_matrix_is_final(lines: list[TailLine]) -> bool:
     return bool(titles) and bool(_FINAL_MATRIX.search(titles[-1].message))
 
 
-def find_stall(run: RunFacts) -> Stall | None:
+_SETUP_SYMPTOMS = (Symptom.COMM_INIT_STARTED, Symptom.CHANNELS_SET_UP, Symptom.COMM_INIT_COMPLETE)
+
+
+def find_stall(run: RunFacts, setup: set[tuple[str, int]] = frozenset()) -> Stall | None:
+    """``setup``: the (source, line) of every line a framework or NCCL printed while setting up its communicators."""
     for source, tail in run.tails.items():
         lines = meaningful(tail)
         if not lines:
@@ -361,7 +366,13 @@ def find_stall(run: RunFacts) -> Stall | None:
         if _PROGRESS_ZERO.search(last.message):
             return Stall(Silence.PROGRESS_ZERO, source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
         recent = lines[-3:]
-        if all(_NCCL_SETUP.search(t.message) or _NCCL_ANY.search(t.message) and not _NCCL_TEARDOWN.search(t.message)
-               for t in recent):
-            return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels", None)
+
+        def in_setup(t: TailLine) -> bool:
+            return (source, t.line) in setup or bool(
+                _NCCL_SETUP.search(t.message) or _NCCL_ANY.search(t.message) and not _NCCL_TEARDOWN.search(t.message))
+
+        # the last line is the framework's own "set-up starts" line, or the last three are all set-up
+        if (source, last.line) in setup or all(in_setup(t) for t in recent):
+            return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels" if _NCCL_ANY.search(last.message)
+                         else "right after the framework began setting up its distributed communicators", None)
     return None

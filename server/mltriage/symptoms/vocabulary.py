@@ -153,6 +153,27 @@ WORDINGS: tuple[Wording, ...] = (
       "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py 0.4.1+: logger.info(\"vLLM is using nccl==%s\", ...)"),
     W(Symptom.COMM_INIT_STARTED, ("Bootstrap : Using", "Bootstrap: Using"), r"Bootstrap ?: Using",
       "NVIDIA/nccl src/bootstrap.cc: \"Bootstrap : Using %s\" (2.4-2.22), \"Bootstrap: Using %s\" (2.23+)"),
+    # the frameworks' own words for "distributed set-up starts here" (their NCCL communicators come up right after)
+    W(Symptom.COMM_INIT_STARTED, ("distributed_init_method=",),
+      r"\bworld_size=(?P<nranks>\d{1,7}) rank=\d{1,7} local_rank=-?\d{1,4} distributed_init_method=\S{1,300} backend=\w{1,12}",
+      "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment: logger.debug(\"world_size=%d rank=%d "
+      "local_rank=%d \" \"distributed_init_method=%s backend=%s\", ...) (0.4.1-0.9) and the same format on one line (0.10+)"),
+    W(Symptom.COMM_INIT_STARTED, ("GPU P2P access cache",),
+      r"\b(?:reading GPU P2P access cache from|generating GPU P2P access cache in) \S{1,300}",
+      "vllm-project/vllm gpu_p2p_access_check: logger.info(\"reading GPU P2P access cache from %s\", path) and \"generating GPU P2P "
+      "access cache in %s\" (vllm/distributed/utils.py 0.4.1, device_communicators/custom_all_reduce_utils.py 0.4.2+): the "
+      "custom all-reduce's peer-to-peer test, run while the TP group is set up", given=(("stage", "p2p-check"),)),
+    W(Symptom.COMM_INIT_STARTED, ("Init torch distributed begin",), r"\bInit torch distributed begin\.",
+      "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
+      "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
+    W(Symptom.COMM_INIT_STARTED, ("Initializing distributed: GLOBAL_RANK:", "initializing distributed: GLOBAL_RANK:",
+                                  "All distributed processes registered"),
+      r"[Ii]nitializing distributed: GLOBAL_RANK: \d{1,7}, MEMBER: \d{1,7}/(?P<nranks>\d{1,7})|All distributed processes registered\. "
+      r"Starting with (?P<nranks>\d{1,7}) process",
+      "Lightning-AI/lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection: log.info(f\"Initializing "
+      "distributed: GLOBAL_RANK: {global_rank}, MEMBER: {global_rank + 1}/{world_size}\") and rank_zero_info(f\"All distributed "
+      "processes registered. Starting with {world_size} processes\") (2.x; pytorch_lightning 1.x ddp.py: \"initializing "
+      "distributed: GLOBAL_RANK: ...\")"),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
       r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?\d{1,7}(?:\[[0-9a-fx]{1,16}\])? -> \d{1,7}(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
       "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "
