@@ -300,7 +300,7 @@ WORDINGS: tuple[Wording, ...] = (
       "by remote peer %s\" (src/misc/socket.cc v2.10-v2.15), \"socketProgress: Connection closed by remote peer %s\" (v2.16-v2.30.7-1); "
       "\"Call to recv failed : %s\" (v2.4-v2.9) and \"socketProgressOpt: Call to recv from %s failed : %s\" (v2.10-v2.26)",
       given=(("layer", "nccl"),)),
-    W(Symptom.PEER_CONNECTION_CLOSED, ("]: Connection reset by peer", "Connection closed by peer ["),
+    W(Symptom.PEER_CONNECTION_CLOSED, ("Read error [", "Connection closed by peer ["),
       r"Read error \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5}): Connection reset by peer|Connection closed by peer \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5})",
       "pytorch/gloo gloo/transport/tcp/pair.cc: GLOO_ERROR \"Read error \", peer, \": \", strerror(errno) and \"Connection closed by "
       "peer \", peer (recorded: corpus/cpu/gloo_peer_killed.log, torch 2.13.0)", given=(("layer", "gloo"),)),
