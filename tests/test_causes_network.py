@@ -195,6 +195,21 @@ def test_the_cause_is_named_first_and_its_neighbours_stay_quiet(text, cause):
     assert not others, others
 
 
+EXCLUSION_LETS_LO_IN = """node-a:5257:5257 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ^docker0
+node-a:5257:5257 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+node-b:1017:1017 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ^docker0
+node-b:1017:1017 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+node-b:1017:1090 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 127.0.0.1<45069> failed : Connection refused
+"""  # NVIDIA/nccl v2.21.5-1 src/misc/socket.cc INFO(NCCL_ENV, "NCCL_SOCKET_IFNAME set by environment to %s") + bootstrap.cc
+
+
+def test_an_exclusion_that_lets_loopback_in_is_named():
+    d, _ = _run(EXCLUSION_LETS_LO_IN)
+    f = d.findings[0]
+    assert f.signature == "nccl-interface-unreachable"
+    assert any("NCCL_SOCKET_IFNAME=^docker0" in n and "^docker0,lo" in n for n in f.notes), f.notes
+
+
 def test_words_name_the_cause_and_the_fix():
     d, _ = _run(NCCL_CONNECT_TO_LOOPBACK)
     f = d.findings[0]

@@ -132,7 +132,13 @@ def _interface_unusable(run: RunModel, findings: list[Finding], observations: Ob
     bad = run.network.unusable()
     if not bad or not run.network.multi_node:
         return Judged(False, [])
-    return Judged(True, [i.cited() for i in bad[:3]], tuple(dict.fromkeys(i.text for i in bad[:3])))
+    why = [i.cited() for i in bad[:3]]
+    value = run.env.get("NCCL_SOCKET_IFNAME")
+    if value is not None:  # the setting let it through: say how NCCL read it
+        how = ("an exclusion list: every interface not named is allowed, so `lo` must be excluded too (`^docker0,lo`)"
+               if value.startswith("^") else "an exact name" if value.startswith("=") else "a list of name prefixes")
+        why.append(f"the run set NCCL_SOCKET_IFNAME={value}, which NCCL reads as {how}, and it let {bad[0].name} through")
+    return Judged(True, why, tuple(dict.fromkeys(i.text for i in bad[:3])))
 
 
 def _peer_address_unusable(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
