@@ -53,6 +53,8 @@ WORDS = [
     (Symptom.PEER_CONNECTION_CLOSED, "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [127.0.0.1]:8075: Connection reset by peer",
      "pytorch/gloo gloo/transport/tcp/pair.cc Read error (as recorded in corpus/cpu/gloo_peer_killed.log)", {"peer": "127.0.0.1", "layer": "gloo"}),
     (Symptom.MULTI_NODE, "  min_nodes                : 2", "pytorch/pytorch 2.13.0 torch/distributed/launcher/api.py config dump", {"nodes": 2}),
+    (Symptom.MULTI_NODE, "I1202 05:53:16.737000 13716 torch/distributed/launcher/api.py:254]   max_nodes                : 2",
+     "recorded: corpus/cpu/rendezvous_join_timeout_two_nodes.log (LOGLEVEL=INFO torchrun --nnodes 2, torch 2.13.0)", {"nodes": 2}),
     (Symptom.MULTI_NODE, "+ torchrun --nnodes=4 --nproc-per-node=8 train.py", "pytorch/pytorch torch/distributed/run.py --nnodes", {"nodes": 4}),
     (Symptom.MULTI_NODE, "deepspeed --num_nodes 2 --num_gpus 8 train.py", "microsoft/DeepSpeed launcher/runner.py --num_nodes", {"nodes": 2}),
     (Symptom.MULTI_NODE, "Training on two nodes with 8 A100 each hangs", "a user's description", {"nodes": 2}),
@@ -127,6 +129,14 @@ def test_run_model_network_facts():
     assert kinds[("NET/Socket", "docker0", "node-a")] == "container-bridge"
     assert kinds[("Bootstrap", "ens7", "node-b")] == "routable"
     assert json.dumps(net)  # typed values, JSON as they are
+
+
+def test_a_real_two_node_launch_is_multi_node_and_keeps_its_own_finding():
+    """torchrun --nnodes 2 whose second node never joined (recorded): the run model says two nodes; the rendezvous
+    timeout, which names the missing node, stays first (no connect failed, so no network cause takes it)."""
+    d = diagnose_path(ROOT / "corpus" / "cpu" / "rendezvous_join_timeout_two_nodes.log")
+    assert d.run["network"]["multi_node"] is True and d.run["network"]["nodes"] == 2
+    assert d.findings[0].signature == "torchrun-rendezvous-timeout", [f.signature for f in d.findings]
 
 
 def test_a_one_node_recording_is_not_multi_node():
