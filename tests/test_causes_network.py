@@ -13,6 +13,7 @@ import pytest
 
 from cli_runner import run_cli
 from mltriage.engine import diagnose_path, diagnose_text
+from mltriage.engine.prefixes import parse_prefixes
 from mltriage.run_model.model import IfaceKind, NetTransport
 from mltriage.run_model.network import classify
 from mltriage.symptoms import Symptom, WORDINGS
@@ -64,8 +65,10 @@ WORDS = [
 
 
 def _observe(line: str):
+    """As the scan does: a wording sees the line's message (its prefixes parsed off) unless it reads the whole line."""
+    message = parse_prefixes(line).message
     return [(w.symptom, w.facts_of(m)) for w in WORDINGS if any(lit in line for lit in w.literals)
-            for m in [w.compiled.search(line)] if m]
+            for m in [w.compiled.search(line if w.whole_line else message)] if m]
 
 
 @pytest.mark.parametrize("symptom, line, source, facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
