@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NETWORK_CAUSES = {"nccl-interface-unreachable", "nccl-container-network-isolated", "nccl-nodes-port-blocked", "nccl-versions-differ",
-                  "nccl-socket-ifname-no-address"}
+                  "nccl-socket-ifname-no-address", "rendezvous-master-addr-loopback"}
 
 # (symptom, line, its source, facts it must carry)
 WORDS = [
@@ -174,6 +174,9 @@ FIREWALL_SGLANG = """[2026-12-01 10:02:12 TP0] sglang is using nccl==2.21.5
 [2026-12-01 10:04:20 TP0] Scheduler hit an exception: Traceback (most recent call last):
 # two nodes, 8 GPUs each
 """  # sglang pynccl.py / scheduler.py logger lines and a user's note
+MASTER_LOCALHOST = """+ torchrun --nnodes=2 --node-rank=1 --master-addr=localhost --master-port=29500 train.py
+[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 111 - Connection refused).
+"""  # torch/distributed/run.py flags and the c10d socket.cpp string of torch 2.13.0's libtorch_cpu.so
 VERSIONS_GARBAGE = """[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2027, internal error - please report this issue to the NCCL developers, NCCL version 2.19.3
 [rank0]: ncclInternalError: Internal check failed.
 [rank0]: Last error:
@@ -196,11 +199,12 @@ NCCL version 2.19.3+cuda12.3
     (FIREWALL, "nccl-nodes-port-blocked"),
     (FIREWALL_C10D, "nccl-nodes-port-blocked"),
     (FIREWALL_SGLANG, "nccl-nodes-port-blocked"),
+    (MASTER_LOCALHOST, "rendezvous-master-addr-loopback"),
     (VERSIONS_GARBAGE, "nccl-versions-differ"),
     (TWO_VERSIONS, "nccl-versions-differ"),
     (IFNAME_GARBAGE, "nccl-socket-ifname-no-address"),
 ], ids=["loopback-two-nodes", "nccl-connect-to-loopback", "containers", "firewall", "firewall-c10d", "firewall-sglang",
-        "versions-garbage-address", "two-versions", "ifname-garbage-address"])
+        "master-addr-localhost", "versions-garbage-address", "two-versions", "ifname-garbage-address"])
 def test_the_cause_is_named_first_and_its_neighbours_stay_quiet(text, cause):
     d, _ = _run(text)
     assert d.findings and d.findings[0].signature == cause, [f.signature for f in d.findings]

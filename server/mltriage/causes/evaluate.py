@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind
+from mltriage.run_model.model import IfaceKind, Interconnect, Phase, RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom
 
@@ -152,9 +152,23 @@ def _peer_address_unusable(run: RunModel, findings: list[Finding], observations:
         kind = address_kind(peer) if peer else None
         if kind is None or kind.value == "routable":
             continue
+        if obs.facts.get("layer") == "c10d":
+            continue  # c10d connects to MASTER_ADDR, the user's setting: store-address-loopback
         if obs.facts.get("layer") == "nccl" and obs.symptom is Symptom.PEER_CONNECT_FAILED or run.network.multi_node:
             return Judged(True, [f"a connect to {peer} failed ({clip(str(obs.facts.get('reason', 'closed')), 60)}, line {obs.line}): "
                                  f"{peer} is {kind.words}, which no other node can reach"], (obs.text,))
+    return Judged(False, [])
+
+
+def _store_address_loopback(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """c10d (the TCPStore / rendezvous client) connected to a loopback address: MASTER_ADDR is localhost."""
+    from mltriage.run_model.network import address_kind
+
+    for obs in observations.of(Symptom.PEER_CONNECT_FAILED):
+        peer = str(obs.facts.get("peer", ""))
+        if obs.facts.get("layer") == "c10d" and peer and address_kind(peer) is IfaceKind.LOOPBACK:
+            return Judged(True, [f"the ranks connect to the store at {peer}:{obs.facts.get('port', '?')} (line {obs.line}), a loopback "
+                                 "address: on every node but the master that is the node itself"], (obs.text,))
     return Judged(False, [])
 
 
@@ -219,6 +233,7 @@ _NETWORK_CONDITIONS = {
     "setup-not-finished": _setup_not_finished,
     "garbage-address-unexplained": _garbage_address,
     "setup-failed-unexplained": _setup_failed_unexplained,
+    "store-address-loopback": _store_address_loopback,
 }
 
 
