@@ -134,6 +134,16 @@ def test_run_model_network_facts():
     assert json.dumps(net)  # typed values, JSON as they are
 
 
+def test_nccl_tests_rank_list_names_the_hosts():
+    text = "\n".join([
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#  Rank  0 Group  0 Pid  41200 on     node-a device  0 [0x1b] NVIDIA H100 80GB HBM3",
+        "#  Rank  1 Group  0 Pid  39911 on     node-b device  0 [0x1b] NVIDIA H100 80GB HBM3",
+    ])  # NVIDIA/nccl-tests v2.13.13 src/common.cu "#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s"
+    _, net = _run(text)
+    assert net["hosts"] == ["node-a", "node-b"] and net["multi_node"] is True
+
+
 def test_a_real_two_node_launch_is_multi_node_and_keeps_its_own_finding():
     """torchrun --nnodes 2 whose second node never joined (recorded): the run model says two nodes; the rendezvous
     timeout, which names the missing node, stays first (no connect failed, so no network cause takes it)."""

@@ -108,6 +108,10 @@ def _hosts(net: Network, observations: Observations) -> None:
             host = host_of(obs.text)
             if host and host not in net.hosts and len(net.hosts) < MAX_HOSTS:
                 net.hosts[host] = Fact(f"host {host}", obs.line, obs.text)
+    for obs in observations.of(Symptom.DEVICE_LISTED):  # nccl-tests lists every rank with its host ("#  Rank  0 ... on node-a")
+        host = obs.facts.get("host")
+        if isinstance(host, str) and host not in net.hosts and len(net.hosts) < MAX_HOSTS:
+            net.hosts[host] = Fact(f"host {host} (nccl-tests' rank list)", obs.line, obs.text)
 
 
 def same_address_on_hosts(net: Network) -> list[ChosenInterface]:

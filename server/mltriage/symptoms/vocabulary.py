@@ -170,7 +170,7 @@ WORDINGS: tuple[Wording, ...] = (
       r"Init COMPLETE|Connected all (?:rings|trees)",
       "NVIDIA/nccl src/init.cc: \"comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE\" (2.x); "
       "src/graph/connect.cc \"Connected all rings\" (2.9+)"),
-    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}\S{1,64}\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
+    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}(?P<host>\S{1,64})\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
       "NVIDIA/nccl-tests src/common.cu: PRINT(\"#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\") (2.10+), "
       "\"#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\" (2.0-2.9)"),
     W(Symptom.DEVICE_LISTED, ("Device: ",), r"^Device: (?P<device>\d{1,3}), [^\n]{1,80}, pciBusID: [0-9a-f]{1,4}",
