@@ -305,9 +305,8 @@ WORDINGS: tuple[Wording, ...] = (
       "pytorch/gloo gloo/transport/tcp/pair.cc: GLOO_ERROR \"Read error \", peer, \": \", strerror(errno) and \"Connection closed by "
       "peer \", peer (recorded: corpus/cpu/gloo_peer_killed.log, torch 2.13.0)", given=(("layer", "gloo"),)),
     # how many nodes: launchers' own words, command lines, and users' descriptions
-    W(Symptom.MULTI_NODE, (" nNodes ",), r"\bnRanks \d{1,7} nNodes (?P<nodes>\d{1,5}) localRanks \d{1,5}",
-      "NVIDIA/nccl src/init.cc INFO(NCCL_INIT, \"comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d\") "
-      "(v2.21.5-1 init.cc:1160, v2.27.3-1 init.cc:998, v2.30.7-1 init.cc:1422): NCCL's own count of the nodes"),
+    # (not NCCL's "nRanks %d nNodes %d localRanks %d": its nodes are NCCL's own grouping, and one host with
+    # NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 reports nNodes 2: corpus/gpu/nccl_p2p_shm_disable.log)
     W(Symptom.MULTI_NODE, ("min_nodes ", "max_nodes ", "--nnodes", "--num_nodes", "--num-nodes", "--nodes", "nnodes="),
       r"^\s{0,4}(?:min|max)_nodes\s{1,24}: (?P<nodes>\d{1,5})\b|--nnodes[= ](?:\d{1,5}:)?(?P<nodes>\d{1,5})\b"
       r"|--num[_-]nodes[= ](?P<nodes>\d{1,5})\b|(?:#SBATCH\s{1,4})?--nodes[= ](?P<nodes>\d{1,5})\b|\bnnodes=(?P<nodes>\d{1,5})\b",
