@@ -34,6 +34,8 @@ WORDS = [
      "NVIDIA/nccl v2.3.7-1 src/include/socket.h \"NET : Using interface %s:%s\"", {"role": "NET"}),
     (Symptom.INTERFACE_CHOSEN, "node-a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB ens7:10.0.0.1<0>",
      "NVIDIA/nccl v2.18.5-1 src/transport/net_ib.cc \"NET/IB : Using%s ; OOB %s:%s\"", {"role": "IB-OOB", "interfaces": "ens7:10.0.0.1<0>"}),
+    (Symptom.INTERFACE_CHOSEN, "[W1201 09:14:02.318220417 ProcessGroupGloo.cpp:524] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function operator())",
+     "pytorch/pytorch ProcessGroupGloo.cpp createDefaultDevice TORCH_WARN_ONCE (torch 2.13.0 libtorch_cpu.so)", {"role": "Gloo", "interfaces": "lo:127.0.0.1<0>"}),
     (Symptom.NET_CHOSEN, "node-a:1:2 [0] NCCL INFO Using network Socket", "NVIDIA/nccl v2.21.5-1 src/init.cc \"Using network %s\"", {"net": "Socket"}),
     (Symptom.NET_CHOSEN, "node-a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ens7:10.0.0.1<0>",
      "NVIDIA/nccl v2.7.8-1 src/transport/net_ib.cc \"NET/IB : Using%s ; OOB %s:%s\"", {"net": "IB"}),
@@ -186,6 +188,10 @@ FIREWALL_SGLANG = """[2026-12-01 10:02:12 TP0] sglang is using nccl==2.21.5
 [2026-12-01 10:04:20 TP0] Scheduler hit an exception: Traceback (most recent call last):
 # two nodes, 8 GPUs each
 """  # sglang pynccl.py / scheduler.py logger lines and a user's note
+GLOO_LOOPBACK_TWO_NODES = """+ torchrun --nnodes=2 --node-rank=0 --master-addr=10.0.0.1 train.py
+[W1201 09:14:02.318220417 ProcessGroupGloo.cpp:524] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function operator())
+RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:40112: Connection reset by peer
+"""  # torch/distributed/run.py flags, ProcessGroupGloo.cpp's warning and gloo pair.cc's Read error (corpus/cpu/gloo_peer_killed.log form)
 MASTER_LOCALHOST = """+ torchrun --nnodes=2 --node-rank=1 --master-addr=localhost --master-port=29500 train.py
 [W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 111 - Connection refused).
 """  # torch/distributed/run.py flags and the c10d socket.cpp string of torch 2.13.0's libtorch_cpu.so
@@ -212,11 +218,12 @@ NCCL version 2.19.3+cuda12.3
     (FIREWALL_C10D, "nccl-nodes-port-blocked"),
     (FIREWALL_SGLANG, "nccl-nodes-port-blocked"),
     (MASTER_LOCALHOST, "rendezvous-master-addr-loopback"),
+    (GLOO_LOOPBACK_TWO_NODES, "nccl-interface-unreachable"),
     (VERSIONS_GARBAGE, "nccl-versions-differ"),
     (TWO_VERSIONS, "nccl-versions-differ"),
     (IFNAME_GARBAGE, "nccl-socket-ifname-no-address"),
 ], ids=["loopback-two-nodes", "nccl-connect-to-loopback", "containers", "firewall", "firewall-c10d", "firewall-sglang",
-        "master-addr-localhost", "versions-garbage-address", "two-versions", "ifname-garbage-address"])
+        "master-addr-localhost", "gloo-loopback-two-nodes", "versions-garbage-address", "two-versions", "ifname-garbage-address"])
 def test_the_cause_is_named_first_and_its_neighbours_stay_quiet(text, cause):
     d, _ = _run(text)
     assert d.findings and d.findings[0].signature == cause, [f.signature for f in d.findings]

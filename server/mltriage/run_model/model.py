@@ -159,7 +159,7 @@ class NetTransport(StrEnum):
 class ChosenInterface:
     """One interface NCCL said it uses: for its bootstrap, its socket transport, or IB's out-of-band socket."""
 
-    role: str  # "Bootstrap", "NET/Socket", "NET" (NCCL 2.3), "IB-OOB"
+    role: str  # "Bootstrap", "NET/Socket", "NET" (NCCL 2.3), "IB-OOB", "Gloo" (its loopback fallback)
     name: str
     address: str
     kind: IfaceKind
@@ -170,7 +170,8 @@ class ChosenInterface:
 
     def cited(self) -> str:
         on = f" on {self.host}" if self.host else ""
-        return f"NCCL's {self.role} uses {self.name}:{self.address}{on}, {self.kind.words} (line {self.line})"
+        who = "Gloo" if self.role == "Gloo" else f"NCCL's {self.role}"
+        return f"{who} uses {self.name}:{self.address}{on}, {self.kind.words} (line {self.line})"
 
 
 @dataclass(slots=True)

@@ -265,6 +265,10 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl src/transport/net_ib.cc INFO(NCCL_INIT|NCCL_NET, \"NET/IB : Using%s ; OOB %s:%s\", ...) (v2.4.8-1..v2.20) and "
       "\"NET/IB : Using%s %s; OOB %s:%s\" (v2.21.5-1; src/transport/net_ib/init.cc v2.30.7-1): the socket interface IB connects over",
       given=(("role", "IB-OOB"),)),
+    W(Symptom.INTERFACE_CHOSEN, ("Using the loopback address as fallback",), r"Unable to resolve hostname to a \(local\) address\. Using the loopback address as fallback",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp createDefaultDevice: TORCH_WARN_ONCE(\"Unable to resolve hostname to "
+      "a (local) address. \", \"Using the loopback address as fallback. \", ...) (strings of torch 2.13.0's libtorch_cpu.so): Gloo bound "
+      "to the loopback", given=(("role", "Gloo"), ("interfaces", "lo:127.0.0.1<0>"))),
     W(Symptom.NET_CHOSEN, ("Using network ",), r"\bUsing network (?P<net>[A-Za-z][\w .-]{0,40}?)\s{0,4}$",
       "NVIDIA/nccl src/init.cc INFO(NCCL_INIT, \"Using network %s\", ncclNetName()) (v2.7.8-1..v2.12) and comm->ncclNet->name "
       "(v2.18.5-1..v2.30.7-1): \"Socket\", \"IB\" or a net plugin's name (\"AWS Libfabric\", \"FastSocket\")"),
