@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NETWORK_CAUSES = {"nccl-interface-unreachable", "nccl-container-network-isolated", "nccl-nodes-port-blocked", "nccl-versions-differ",
-                  "nccl-socket-ifname-no-address", "rendezvous-master-addr-loopback"}
+                  "nccl-socket-ifname-no-address", "rendezvous-master-addr-loopback", "nccl-roce-gid-index"}
 
 # (symptom, line, its source, facts it must carry)
 WORDS = [
@@ -41,6 +41,9 @@ WORDS = [
      "NVIDIA/nccl v2.7.8-1 src/transport/net_ib.cc \"NET/IB : Using%s ; OOB %s:%s\"", {"net": "IB"}),
     (Symptom.IB_ABSENT, "node-a:1:2 [0] NCCL INFO NET/IB : No device found.", "NVIDIA/nccl v2.21.5-1 src/transport/net_ib.cc", {}),
     (Symptom.IB_ABSENT, "node-a:1:2 [0] NCCL INFO Failed to open libibverbs.so[.1]", "NVIDIA/nccl v2.21.5-1 src/misc/ibvsymbols.cc", {}),
+    (Symptom.ROCE_LINK, "node-a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB ens7:10.0.0.1<0>",
+     "NVIDIA/nccl v2.18.5-1 src/transport/net_ib.cc \" [%d]%s:%d/%s\"", {"hca": "mlx5_0"}),
+    (Symptom.ROCE_LINK, "\t\t\tlink_layer:\t\tEthernet", "linux-rdma/rdma-core ibv_devinfo devinfo.c \"link_layer:\\t\\t%s\"", {}),
     (Symptom.PEER_CONNECT_FAILED, "node-b:7731:7804 [2] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.12.0.5<41827> failed : No route to host",
      "NVIDIA/nccl v2.21.5-1 src/misc/socket.cc socketStartConnect", {"peer": "10.12.0.5", "port": 41827, "reason": "No route to host", "layer": "nccl"}),
     (Symptom.PEER_CONNECT_FAILED, "node-b:7731:7804 [2] misc/socket.cc:578 NCCL WARN socketPollConnect: connect to 10.12.0.5<41827> returned Connection refused, exceeded error retry count after 35 attempts",
@@ -192,6 +195,10 @@ GLOO_LOOPBACK_TWO_NODES = """+ torchrun --nnodes=2 --node-rank=0 --master-addr=1
 [W1201 09:14:02.318220417 ProcessGroupGloo.cpp:524] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function operator())
 RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:40112: Connection reset by peer
 """  # torch/distributed/run.py flags, ProcessGroupGloo.cpp's warning and gloo pair.cc's Read error (corpus/cpu/gloo_peer_killed.log form)
+ROCE_RETRY = """gpu-017:20933:20990 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB ens7:10.20.1.17<0>
+gpu-017:20933:21087 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.20.1.33<53061> with error 12, opcode 0, len 0, vendor err 129 (Send)
+"""  # NVIDIA/nccl v2.18.5-1 src/transport/net_ib.cc format strings
+IB_RETRY = ROCE_RETRY.replace("mlx5_0:1/RoCE ; OOB ens7", "mlx5_0:1/IB ; OOB ib0")  # an InfiniBand port: no GID index to choose
 MASTER_LOCALHOST = """+ torchrun --nnodes=2 --node-rank=1 --master-addr=localhost --master-port=29500 train.py
 [W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 111 - Connection refused).
 """  # torch/distributed/run.py flags and the c10d socket.cpp string of torch 2.13.0's libtorch_cpu.so
@@ -219,11 +226,14 @@ NCCL version 2.19.3+cuda12.3
     (FIREWALL_SGLANG, "nccl-nodes-port-blocked"),
     (MASTER_LOCALHOST, "rendezvous-master-addr-loopback"),
     (GLOO_LOOPBACK_TWO_NODES, "nccl-interface-unreachable"),
+    (ROCE_RETRY, "nccl-roce-gid-index"),
+    (IB_RETRY, "nccl-ib-completion-error"),
     (VERSIONS_GARBAGE, "nccl-versions-differ"),
     (TWO_VERSIONS, "nccl-versions-differ"),
     (IFNAME_GARBAGE, "nccl-socket-ifname-no-address"),
 ], ids=["loopback-two-nodes", "nccl-connect-to-loopback", "containers", "firewall", "firewall-c10d", "firewall-sglang",
-        "master-addr-localhost", "gloo-loopback-two-nodes", "versions-garbage-address", "two-versions", "ifname-garbage-address"])
+        "master-addr-localhost", "gloo-loopback-two-nodes", "roce-retry-exceeded",
+        "ib-retry-exceeded", "versions-garbage-address", "two-versions", "ifname-garbage-address"])
 def test_the_cause_is_named_first_and_its_neighbours_stay_quiet(text, cause):
     d, _ = _run(text)
     assert d.findings and d.findings[0].signature == cause, [f.signature for f in d.findings]
@@ -258,6 +268,15 @@ def test_words_name_the_cause_and_the_fix():
     d, _ = _run(FIREWALL)
     words = " ".join([d.findings[0].title, d.findings[0].fix.summary, *d.findings[0].fix.steps])
     assert "firewall" in words and "nc -zv" in words
+
+
+def test_a_roce_log_that_merely_ends_is_not_a_gid_verdict():
+    """A RoCE port and a two-host rank list, then the log ends (a paste may be cut there): no cause claims a GID index."""
+    text = "\n".join(["\t\t\tlink_layer:\t\tEthernet",
+                      "#  Rank  0 Group  0 Pid  41200 on     node-a device  0 [0x1b] NVIDIA H100 80GB HBM3",
+                      "#  Rank  1 Group  0 Pid  39911 on     node-b device  0 [0x1b] NVIDIA H100 80GB HBM3"])
+    d, _ = _run(text)
+    assert "nccl-roce-gid-index" not in {f.signature for f in d.findings}
 
 
 @pytest.mark.parametrize("name", ["cpu/init_pg_unreachable.log", "cpu/tcpstore_connect_timeout.log", "cpu/gloo_peer_killed.log",

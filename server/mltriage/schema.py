@@ -138,6 +138,7 @@ Condition = Literal[
     "setup-failed-unexplained",  # an unrecognised error line or a noted/dumped hang, and no line error finding
     "garbage-address-unexplained",  # NCCL read a garbage peer address and the run left NCCL_SOCKET_IFNAME alone
     "store-address-loopback",  # c10d's store/rendezvous client connected to a loopback address (MASTER_ADDR=localhost)
+    "roce-transfer-failed",  # a RoCE port, and a retry-exceeded completion (status 12) or a noted hang between nodes
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

@@ -172,6 +172,25 @@ def _store_address_loopback(run: RunModel, findings: list[Finding], observations
     return Judged(False, [])
 
 
+def _roce_transfer_failed(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """A RoCE port, and the first transfers between nodes never completed: a retry-exceeded work completion
+    (status 12), or a hang someone noted or dumped once the communicator was being set up."""
+    roce = observations.first(Symptom.ROCE_LINK)
+    if roce is None:
+        return Judged(False, [])
+    retry = next((f for f in findings if f.signature == "nccl-ib-completion-error" and str(f.facts.get("status")) == "12"), None)
+    hung = run.stop.kind in (StopKind.HANG_NOTED, StopKind.HANG_DUMP, StopKind.WATCHDOG) and run.network.multi_node
+    if retry is None and not hung:
+        return Judged(False, [])
+    why = [f"the RDMA port is RoCE (line {roce.line}: {clip(roce.text.strip(), 100)})"]
+    why.append(f"a work completion came back with status 12, retry exceeded (line {retry.line})" if retry is not None
+               else f"the run stopped {run.stop.where or 'in a hang'} between nodes")
+    gid = run.env.get("NCCL_IB_GID_INDEX")
+    if gid is not None:
+        why.append(f"the run set NCCL_IB_GID_INDEX={gid}: check it against show_gids on every node")
+    return Judged(True, why, (roce.text,))
+
+
 def _container_network(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     """Ranks on different hosts advertise container-bridge addresses (or one same private address): each container
     has its own network namespace behind NAT, which the other node cannot connect into."""
@@ -234,6 +253,7 @@ _NETWORK_CONDITIONS = {
     "garbage-address-unexplained": _garbage_address,
     "setup-failed-unexplained": _setup_failed_unexplained,
     "store-address-loopback": _store_address_loopback,
+    "roce-transfer-failed": _roce_transfer_failed,
 }
 
 

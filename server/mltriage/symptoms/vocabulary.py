@@ -61,6 +61,7 @@ class Symptom(StrEnum):
     PEER_CONNECT_FAILED = "peer-connect-failed"  # a TCP connect to a peer failed for good (facts: peer, port, reason)
     PEER_CONNECTION_CLOSED = "peer-connection-closed"  # an open socket to a peer was closed or reset (facts: peer, port)
     MULTI_NODE = "multi-node"  # a launcher, a command line or the user says the run spans nodes (facts: nodes)
+    ROCE_LINK = "roce-link"  # an RDMA port whose link layer is Ethernet (RoCE): its GID index decides what the peer reaches
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
@@ -279,6 +280,12 @@ WORDINGS: tuple[Wording, ...] = (
       r"NET/IB : No device found|Failed to open libibverbs\.so",
       "NVIDIA/nccl src/transport/net_ib.cc INFO(NCCL_INIT|NCCL_NET, \"NET/IB : No device found.\") (v2.4.8-1..v2.21.5-1; "
       "src/transport/net_ib/init.cc v2.30.7-1) and src/misc/ibvsymbols.cc INFO(NCCL_INIT, \"Failed to open libibverbs.so[.1]\") (v2.19+)"),
+    W(Symptom.ROCE_LINK, ("/RoCE",), r"NET/IB ?: ?Using[^\n]{0,600}?\[\d{1,3}\] ?(?P<hca>[\w.-]{1,32}):\d{1,3}/RoCE",
+      "NVIDIA/nccl src/transport/net_ib.cc \" [%d]%s:%d/%s\" with link == IBV_LINK_LAYER_INFINIBAND ? \"IB\" : \"RoCE\" in \"NET/IB : "
+      "Using%s ; OOB %s:%s\" (v2.4.8-1..v2.20) and the merged-device form (v2.21.5-1 net_ib.cc:525/533)"),
+    W(Symptom.ROCE_LINK, ("link_layer:",), r"^\s{0,16}link_layer:\s{1,16}Ethernet\b",
+      "linux-rdma/rdma-core libibverbs/examples/devinfo.c print_hca_cap: printf(\"\\t\\t\\tlink_layer:\\t\\t%s\\n\", "
+      "link_layer_str(port_attr.link_layer)) (ibv_devinfo; \"Ethernet\" for RoCE ports)"),
     # a connect that failed for good (a retry in progress is not one)
     W(Symptom.PEER_CONNECT_FAILED, ("Connect to ", "connect to ", "Call to connect ", "socketPollConnect to "),
       r"(?:^|: |Net : |WARN )Connect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> (?:failed : |returned \d{1,5}\()(?P<reason>[^\n)]{1,80})"
