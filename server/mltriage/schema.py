@@ -129,6 +129,17 @@ Condition = Literal[
     "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
     "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
+    # the network between nodes (run_model.network)
+    "multi-node",  # the run spans nodes: two hosts in NCCL's prefixes, or a launcher/command line/user says N > 1 nodes
+    "interface-unusable",  # a multi-node run's NCCL uses loopback, a container bridge, a VPN/VM interface or link-local
+    "peer-address-unusable",  # a connect failed to a loopback/bridge/link-local peer address (NCCL's own, or across nodes)
+    "container-network",  # a multi-node run's ranks advertise container-bridge addresses (or one address on two hosts)
+    "connect-failed",  # a TCP connect to a peer failed for good, or an open connection to one closed
+    "setup-not-finished",  # the run stopped before any communicator was ready
+    "setup-failed-unexplained",  # an unrecognised error line or a noted/dumped hang, and no line error finding
+    "garbage-address-unexplained",  # NCCL read a garbage peer address and the run left NCCL_SOCKET_IFNAME alone
+    "store-address-loopback",  # c10d's store/rendezvous client connected to a loopback address (MASTER_ADDR=localhost)
+    "roce-transfer-failed",  # a RoCE port, and a retry-exceeded completion (status 12) or a noted hang between nodes
 ]
 # the names come from their owners: the run model's enums and the vocabulary
 StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]

@@ -16,6 +16,7 @@ from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
                                       Stop, StopKind)
+from mltriage.run_model.network import build_network
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom, Transport
 
@@ -82,6 +83,7 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
         model.custom_allreduce = False
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
     model.pcie_evidence = _pcie_evidence(model, observations, run)
+    model.network = build_network(observations)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
     seen: set[tuple] = set()
