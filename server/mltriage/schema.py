@@ -128,6 +128,12 @@ Condition = Literal[
     "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
     "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
+    # numeric precision (the run model's precision and GPU facts)
+    "precision-fp16",  # the run computes in fp16 (fp16=True, --dtype half, "fp16": {"enabled": true}, mixed precision fp16, autocast)
+    "precision-not-fp16",  # the run says it computes in bf16 or fp32
+    "gpu-without-bf16",  # the log names a GPU without bf16 (V100, T4, RTX 20xx...): its runs use fp16 or fp32
+    "beyond-fp16-range",  # a value dump shows magnitudes beyond 65504, or a debug hook found inf/nan in a layer
+    "nan-image",  # numpy cast NaN pixels to 8-bit in an image/video conversion (black images)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mltriage.library import Library, Rule
@@ -9,8 +10,10 @@ from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
-from mltriage.symptoms.vocabulary import Symptom
+from mltriage.symptoms.vocabulary import Precision, Symptom
 
+# where numpy's cast warning comes from an image or video conversion (diffusers' numpy_to_pil, export_to_video, PIL)
+_IMAGE_CAST = re.compile(r"image|video|frame|vae|diffusers|pil\b|PIL", re.IGNORECASE)
 MAX_EVIDENCE = 6  # observation lines cited per cause
 EARLY_SEQ = 4  # a process group's first collectives: DDP's parameter broadcast, start-up barriers
 
@@ -23,18 +26,30 @@ class Judged:
 
 
 def raise_causes(findings: list[Finding], observations: Observations, run: RunModel, library: Library) -> list[Finding]:
-    """The findings of every cause that holds (at most one per cause), strongest evidence first."""
-    out: list[Finding] = []
+    """The findings of every cause that holds (at most one per cause), strongest evidence first.
+
+    A cause whose ``explained_by`` names another cause that holds here steps aside too (a numerics
+    cause for the more precise fp16 overflow, or for P2P corruption): causes are weighed together,
+    and only those kept turn the errors they explain into context."""
+    held: list[tuple[Rule, Finding, list[Observation]]] = []
     for rule in library.rules.values():
         if not rule.derived or not rule.cause:
             continue
-        finding = _evaluate(rule, findings, observations, run)
-        if finding is not None:
-            out.append(finding)
+        result = _evaluate(rule, findings, observations, run)
+        if result is not None:
+            held.append((rule, *result))
+    fired = {rule.id for rule, _, _ in held}
+    out: list[Finding] = []
+    for rule, finding, seen in held:
+        if fired & set((rule.cause or {}).get("explained_by") or []):
+            continue
+        _explain(rule, seen, findings)
+        out.append(finding)
     return out
 
 
-def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, run: RunModel) -> Finding | None:
+def _evaluate(rule: Rule, findings: list[Finding], observations: Observations,
+              run: RunModel) -> tuple[Finding, list[Observation]] | None:
     spec = rule.cause or {}
     seen: list[Observation] = []
     needs_any = [Symptom(s) for s in spec.get("needs_any", [])]
@@ -71,7 +86,7 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
     held = judged + [j for j in any_of if j.holds]
     why = [w for j in held for w in j.why]
     lines = [line for j in held for line in j.lines]
-    return _finding(rule, seen, why, lines, run, findings)
+    return _finding(rule, seen, why, lines, run), seen
 
 
 def _condition(name: str, run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
@@ -116,11 +131,32 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(value is not None, [f"the run set NCCL_SOCKET_IFNAME={value}"] if value is not None else [])
     if name == "no-error":
         return Judged(not any(f.is_error for f in findings), [])
+    # -- numeric precision (numerics helper) --
+    if name == "precision-fp16":
+        held = run.precision is Precision.FP16
+        facts = [f for f in run.precision_evidence if "fp16" in f.words]
+        return Judged(held, [f.cited() for f in facts] if held else [], tuple(f.text for f in facts) if held else ())
+    if name == "precision-not-fp16":  # the run says it computes in bf16 or fp32: fp16's range is not what broke
+        return Judged(run.precision in (Precision.BF16, Precision.FP32), [])
+    if name == "gpu-without-bf16":
+        facts = run.without_bf16
+        return Judged(bool(facts), [f.cited() for f in facts], tuple(f.text for f in facts))
+    if name == "beyond-fp16-range":
+        obs = observations.first(Symptom.FP16_RANGE_EXCEEDED)
+        if obs is None:
+            return Judged(False, [])
+        value = obs.facts.get("abs_max")
+        return Judged(True, [f"values reach {value}, beyond float16's largest finite value 65504 (line {obs.line})" if value
+                             else f"a debug hook found inf/nan in a layer's output (line {obs.line})"], (obs.text,))
+    if name == "nan-image":
+        obs = next((o for o in observations.of(Symptom.NONFINITE_CAST) if _IMAGE_CAST.search(o.text)), None)
+        return Judged(obs is not None, [f"NaN pixel values were cast to 8-bit (line {obs.line}): the images come out black or "
+                                        "empty; half-precision image decoders (a VAE in fp16) overflow so"] if obs else [],
+                      (obs.text,) if obs else ())
     raise ValueError(f"unknown cause condition {name!r}")
 
 
-def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel,
-             findings: list[Finding]) -> Finding:
+def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel) -> Finding:
     from mltriage.engine.run_reasoning import derived_finding, last_lines_notes
 
     cited = _distinct_lines(seen)[:MAX_EVIDENCE]
@@ -157,6 +193,11 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
         finding.severity = "warning"
         finding.notes.insert(0, f"the log ends {stop.where} with no error: if the run was still going when this was "
                                 "copied, this is not a failure; if it hung here, this is the first thing to check")
+    return finding
+
+
+def _explain(rule: Rule, seen: list[Observation], findings: list[Finding]) -> None:
+    """The line findings a kept cause explains (``explains``) or outranks become its context."""
     explained = set((rule.cause or {}).get("explains") or [])
     if explained:
         sources = {o.source for o in seen}
@@ -164,7 +205,6 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
     if (rule.cause or {}).get("outranks"):
         lines = {(o.source, o.line) for o in seen}
         _to_context(findings, lambda f: _covers(f, lines), f"explained by {rule.id}: {rule.title}")
-    return finding
 
 
 def _to_context(findings: list[Finding], which, note: str) -> None:

@@ -40,6 +40,10 @@ class Symptom(StrEnum):
     NAN_IN_OUTPUT = "nan-in-output"
     TENSOR_PRINTED = "tensor-printed"  # a tensor's repr (facts: device, all_zero); wrong values are derived
     GARBAGE_OUTPUT = "garbage-output"  # a model's generated text is a run of one symbol, or the user calls it gibberish
+    # numeric precision (helper numerics: precision facts and what overflows half precision)
+    PRECISION_SET = "precision-set"  # the run's numeric precision, as a framework prints its config or the command asks (facts: precision)
+    NONFINITE_CAST = "nonfinite-cast"  # numpy cast NaN/inf to integers (an image or array holding NaN; facts: where)
+    FP16_RANGE_EXCEEDED = "fp16-range-exceeded"  # a value dump shows magnitudes beyond float16's max (65504), or inf/nan found by a debug hook
     # stops
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
@@ -59,6 +63,12 @@ class Symptom(StrEnum):
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
+
+
+class Precision(StrEnum):
+    FP16 = "fp16"  # IEEE half: max 65504, what overflows
+    BF16 = "bf16"  # fp32's exponent range in 16 bits
+    FP32 = "fp32"
 
 
 class Transport(StrEnum):
@@ -95,6 +105,19 @@ def _framework(text: str) -> str:
     return "tensorrt-llm" if word in ("tensorrt-llm", "trt-llm", "tensorrt_llm", "trtllm") else word
 
 
+_PRECISION_WORDS = {"fp16": Precision.FP16, "float16": Precision.FP16, "half": Precision.FP16, "16": Precision.FP16,
+                    "16-mixed": Precision.FP16, "bf16": Precision.BF16, "bfloat16": Precision.BF16, "bf16-mixed": Precision.BF16,
+                    "fp32": Precision.FP32, "float32": Precision.FP32, "float": Precision.FP32, "32": Precision.FP32,
+                    "no": Precision.FP32}
+
+
+def _precision(text: str) -> Precision:
+    word = text.lower().removeprefix("torch.")
+    if word in _PRECISION_WORDS:
+        return _PRECISION_WORDS[word]
+    raise ValueError(text)  # a word no precision is spelled with: the fact is dropped
+
+
 def _bool(text: str) -> bool:
     return text.lower() in ("true", "1", "yes")
 
@@ -102,7 +125,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
+    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
 }
 
 
@@ -345,6 +368,67 @@ WORDINGS: tuple[Wording, ...] = (
       "(\"outputs gibberish with tp=2\", \"garbage output\")", ignore_case=True),
     W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
       "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
+    # -- numeric precision: what the run computes in, and values half precision cannot hold -------------
+    # (the run model's precision comes from these; a False/disabled setting states nothing)
+    W(Symptom.PRECISION_SET, ("fp16=True", "bf16=True", "fp16 = True", "bf16 = True"),
+      r"(?<![\w.])(?P<precision>fp16|bf16)\s{0,2}=\s{0,2}True\b",
+      "huggingface/transformers v4.40.0 src/transformers/training_args.py TrainingArguments.__str__: attrs_as_str = "
+      "[f\"{k}={v},\\n\" ...] (\"fp16=True,\" / \"bf16=True,\" in the arguments the Trainer logs), and the same keywords in "
+      "TrainingArguments(...) calls users paste"),
+    W(Symptom.PRECISION_SET, ("--fp16", "--bf16"),
+      r"(?<![\w-])--(?P<precision>fp16|bf16)(?![\w-])(?!\s{0,2}[= ]\s{0,2}(?:False|false|0)\b)",
+      "huggingface/transformers v4.40.0 HfArgumentParser exposes TrainingArguments' fields as --fp16/--bf16 (examples/pytorch "
+      "run_*.py); NVIDIA/Megatron-LM core_r0.8.0 megatron/training/arguments.py group.add_argument('--fp16', action='store_true') "
+      "and '--bf16'"),
+    W(Symptom.PRECISION_SET, ("--dtype",),
+      r"--dtype(?:=|\s{1,3})['\"]?(?P<precision>half|float16|bfloat16|float32|float|fp16|bf16)\b",
+      "vllm-project/vllm v0.6.3 vllm/engine/arg_utils.py: parser.add_argument('--dtype', choices=['auto', 'half', 'float16', "
+      "'bfloat16', 'float', 'float32']); huggingface/text-generation-inference launcher --dtype float16|bfloat16"),
+    W(Symptom.PRECISION_SET, ("Mixed precision type:", "mixed_precision"),
+      r"Mixed precision type: (?P<precision>fp16|bf16|fp8|no)\b|(?<![\w-])-{0,2}mixed_precision\s{0,2}[:= ]\s{0,2}['\"]?(?P<precision>fp16|bf16|no)\b",
+      "huggingface/accelerate v0.20.0 and v1.0.0 src/accelerate/state.py AcceleratorState.__repr__: f\"\\nMixed precision type: "
+      "{self.mixed_precision}\\n\"; the config file accelerate config writes (\"mixed_precision: fp16\") and accelerate launch "
+      "--mixed_precision"),
+    W(Symptom.PRECISION_SET, ("fp16_enabled", "bfloat16_enabled", '"fp16"', '"bf16"'),
+      r"\b(?P<precision>fp16|bfloat16)_enabled \.{3,40} True\b|\"(?P<precision>fp16|bf16)\":\s{0,3}\{\s{0,3}\"enabled\":\s{0,3}(?:true|True)\b",
+      "deepspeedai/DeepSpeed v0.9.0-v0.14.0 deepspeed/runtime/config.py DeepSpeedConfig.print: dots = \".\" * (29 - len(arg)); "
+      "logger.info(\"  {} {} {}\".format(arg, dots, getattr(self, arg))) for fp16_enabled / bfloat16_enabled, and the "
+      "\"fp16\": {\"enabled\": true} section of the ds_config it prints as json"),
+    W(Symptom.PRECISION_SET, ("fp16 ....", "bf16 ...."), r"^\s{0,4}(?P<precision>fp16|bf16) \.{10,60} True\s{0,4}$",
+      "NVIDIA/Megatron-LM core_r0.8.0 megatron/training/arguments.py _print_args: dots = '.' * (48 - len(arg)); "
+      "'  {} {} {}'.format(arg, dots, getattr(args, arg))"),
+    W(Symptom.PRECISION_SET, ("dtype=torch.", "dtype = torch.", "dtype: torch."),
+      r"\b(?:torch_)?dtype\s{0,2}[=:]\s{0,2}(?P<precision>torch\.(?:float16|half|bfloat16|float32))\b",
+      "vllm-project/vllm v0.6.3 vllm/engine/llm_engine.py \"Initializing an LLM engine (v%s) with config: ... dtype=%s\" "
+      "(torch.float16); huggingface/transformers from_pretrained(torch_dtype=torch.float16) in pasted code; pytorch/pytorch "
+      "torch/_tensor_str.py's \", dtype=torch.float16\" suffix of a printed half tensor"),
+    W(Symptom.PRECISION_SET, ("Casting torch.",), r"Casting torch\.\w{1,12} to (?P<precision>torch\.(?:float16|bfloat16|float32))\.",
+      "vllm-project/vllm v0.6.3 vllm/config.py _get_and_verify_dtype: logger.warning(\"Casting %s to %s.\", config_dtype, torch_dtype)"),
+    W(Symptom.PRECISION_SET, ("`torch.cuda.amp.GradScaler(args...)` is deprecated", "`torch.cuda.amp.autocast(args...)` is deprecated",
+                              "torch.cuda.amp.GradScaler is enabled"),
+      r"`torch\.cuda\.amp\.(?:GradScaler|autocast)\(args\.\.\.\)` is deprecated|torch\.cuda\.amp\.GradScaler is enabled",
+      "recorded: torch 2.13.0 (python -W default: torch.cuda.amp.GradScaler(); torch.cuda.amp.autocast()) prints \"FutureWarning: "
+      "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` instead.\" (2.4+); "
+      "a loss scaler and CUDA autocast's default dtype are float16's",
+      given=(("precision", Precision.FP16),)),
+    W(Symptom.PRECISION_SET, (".half()",), r"\.half\(\)", "pytorch/pytorch torch/nn/modules/module.py Module.half() ('Casts all "
+      "floating point parameters and buffers to half datatype') in the code users paste (model.half())",
+      given=(("precision", Precision.FP16),)),
+    W(Symptom.NONFINITE_CAST, ("invalid value encountered in cast",),
+      r"(?:(?P<where>[^\s:]{1,300}\.py):\d{1,6}: )?RuntimeWarning: invalid value encountered in cast",
+      "recorded: numpy 2.1.3 (np.array([np.nan]).astype('uint8') under python -W default prints \"<file>:<line>: RuntimeWarning: "
+      "invalid value encountered in cast\"; numpy >= 1.24 warns on casts, as warnings.formatwarning's \"%s:%s: %s: %s\"); "
+      "huggingface/diffusers v0.30.0 src/diffusers/image_processor.py numpy_to_pil: images = (images * 255).round().astype(\"uint8\")"),
+    W(Symptom.FP16_RANGE_EXCEEDED, ("Detected inf/nan during batch_number=",), r"Detected inf/nan during batch_number=(?P<batch>\d{1,9})",
+      "huggingface/transformers v4.40.0 src/transformers/debug_utils.py DebugUnderflowOverflow.analyse_model: "
+      "print(f\"\\nDetected inf/nan during batch_number={self.batch_number}\")"),
+    # per-layer statistics users print while hunting an overflow: a max beyond 65504 (6.56e+04 and up, or inf)
+    W(Symptom.FP16_RANGE_EXCEEDED, ("max=", "max:", "max ="),
+      r"\bmin\s{0,2}[=:]\s{0,2}-?[\d.]{1,12}(?:e[+-]\d{1,3})?[^\n]{0,40}?\bmax\s{0,2}[=:]\s{0,2}-?(?P<abs_max>(?:[7-9]\.\d{1,4}|6\.[6-9]\d{0,3}|"
+      r"6\.5[6-9]\d{0,2})e\+0?4|\d\.\d{1,4}e\+(?:0?[5-9]|[1-3]\d)|inf)\b",
+      "users' per-layer activation statistics ('min=%.2e max=%.2e') in public threads of huggingface/transformers on fp16 "
+      "overflow; transformers v4.40.0 debug_utils.py get_abs_min_max f\"{abs_var.min():8.2e} {abs_var.max():8.2e} {ctx}\" prints "
+      "the same magnitudes"),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",

@@ -1,0 +1,142 @@
+"""The numerics helper's causes: the run's numeric precision as a run-model fact, and what overflows
+fp16; each from a real recording or the named upstream format string, with its neighbours silent."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_cli
+from mltriage.engine import diagnose_text
+from mltriage.engine.reader import Source
+from mltriage.engine.scanner import Scanner
+from mltriage.library import load_library
+from mltriage.symptoms import Symptom
+from mltriage.symptoms.vocabulary import Precision
+import procs
+
+ROOT = Path(__file__).resolve().parent.parent
+FP16_REPRO = ROOT / "zoo" / "repro" / "numerics" / "fp16_overflow.py"
+
+
+def _observe(text: str):
+    scanner = Scanner(load_library())
+    scanner.begin(Source(name="log"))
+    scanner.feed((text if text.endswith("\n") else text + "\n").encode())
+    scanner.end()
+    scanner.observations.finish()
+    return scanner.observations
+
+
+def _signatures(text: str) -> list[str]:
+    return [f.signature for f in diagnose_text(text).findings]
+
+
+# (line, its source, the precision it states)
+PRECISION_WORDS = [
+    ("fp16=True,", "transformers v4.40.0 TrainingArguments.__str__", Precision.FP16),
+    ("bf16=True,", "transformers v4.40.0 TrainingArguments.__str__", Precision.BF16),
+    ("torchrun --nproc_per_node 1 run_clm.py --model_name_or_path t5-base --fp16 --output_dir out",
+     "transformers examples' HfArgumentParser flag", Precision.FP16),
+    ("python pretrain_gpt.py --num-layers 24 --bf16 --lr 3e-4", "Megatron-LM core_r0.8.0 arguments.py --bf16", Precision.BF16),
+    ("vllm serve facebook/opt-125m --dtype half --max-model-len 2048", "vLLM v0.6.3 arg_utils.py --dtype choices", Precision.FP16),
+    ("Mixed precision type: fp16", "accelerate v1.0.0 state.py AcceleratorState.__repr__", Precision.FP16),
+    ("mixed_precision: bf16", "the accelerate config file", Precision.BF16),
+    ("[2026-12-02 05:12:44,123] [INFO] [config.py:1000:print]   fp16_enabled ................. True",
+     "DeepSpeed v0.14.0 runtime/config.py DeepSpeedConfig.print", Precision.FP16),
+    ("  bf16 ............................................ True", "Megatron-LM core_r0.8.0 _print_args", Precision.BF16),
+    ("INFO 12-02 05:12:44 llm_engine.py:237] Initializing an LLM engine (v0.6.3) with config: model='m', trust_remote_code=False, "
+     "dtype=torch.float16, max_seq_len=2048, enforce_eager=False", "vLLM v0.6.3 llm_engine.py", Precision.FP16),
+    ("WARNING 12-02 05:12:44 config.py:1674] Casting torch.bfloat16 to torch.float16.", "vLLM v0.6.3 config.py", Precision.FP16),
+    ("train.py:10: FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` instead.",
+     "recorded: torch 2.13.0", Precision.FP16),
+]
+
+
+@pytest.mark.parametrize("line,source,precision", PRECISION_WORDS, ids=[f"precision-{i}" for i in range(len(PRECISION_WORDS))])
+def test_each_precision_wording_states_a_typed_precision(line, source, precision):
+    found = _observe(line).of(Symptom.PRECISION_SET)
+    assert found, (line, source)
+    assert found[0].facts["precision"] is precision
+
+
+@pytest.mark.parametrize("line", [
+    "bf16=False,", "fp16=False,", "--fp16 False", "Mixed precision type: no_such", "Using auto half precision backend",
+    "{'loss': 0.41, 'nan_steps': 0, 'learning_rate': 0.0003}",
+])
+def test_settings_that_state_no_half_precision(line):
+    assert all(o.facts.get("precision") in (None, Precision.FP32) for o in _observe(line).of(Symptom.PRECISION_SET)), line
+
+
+def test_the_run_model_reads_the_precision_and_gpus_without_bf16():
+    run = diagnose_text("TrainingArguments(\nbf16=True,\nfp16=False,\n)\n").run
+    assert run["precision"] == "bf16"
+    run = diagnose_text("  fp16_enabled ................. True\n  bfloat16_enabled ............. True\n").run
+    assert run["precision"] is None  # both: the log does not say which one computes
+    run = diagnose_text("GPU 0: Tesla V100-PCIE-16GB (UUID: GPU-5f3c2b1a-0d7e-4c55-9a1b-2f6c8e9d0a11)\n").run
+    assert run["gpus_without_bf16"] and "V100" in run["gpus_without_bf16"][0]
+
+
+def test_a_real_fp16_run_whose_loss_turns_nan_is_fp16_overflow_not_a_divergence():
+    run = procs.run([sys.executable, "-W", "default", str(FP16_REPRO.relative_to(ROOT))], capture_output=True, cwd=ROOT, timeout=120)
+    log = (run.stdout + run.stderr).decode()
+    assert "Loss: nan" in log  # the repro really overflowed
+    p = run_cli("diagnose", "--json", "-", input=log.encode())
+    findings = json.loads(p.stdout)["findings"]
+    assert findings[0]["signature"] == "numerics-fp16-overflow"
+    assert "numerics-loss-nan" not in [f["signature"] for f in findings]  # the precise cause names it, once
+    words = json.dumps(findings[0]).lower()
+    assert "65504" in words and "bf16" in words
+
+
+def test_nan_images_from_a_half_precision_decoder():
+    # CPython warnings.formatwarning + numpy >= 1.24's cast warning + diffusers v0.30.0 image_processor.py:111
+    log = ("/opt/conda/lib/python3.11/site-packages/diffusers/image_processor.py:111: RuntimeWarning: invalid value encountered in cast\n"
+           '  images = (images * 255).round().astype("uint8")\n')
+    assert _signatures(log)[:1] == ["numerics-fp16-overflow"]
+    # the same warning from an fp32 run is not fp16's range
+    assert "numerics-fp16-overflow" not in _signatures("Mixed precision type: no\n" + log)
+    # numpy's cast warning in a tabular script names no image: no cause from it alone
+    assert "numerics-fp16-overflow" not in _signatures("prep.py:40: RuntimeWarning: invalid value encountered in cast\n")
+
+
+def test_activation_dumps_beyond_65504():
+    dump = "min=-2.77e+05 max= 2.75e+05 var= 5.45e+07 mean= 5.16e+01 (encoder block 3)\n"
+    assert _signatures(dump)[:1] == ["numerics-fp16-overflow"]
+    assert "numerics-fp16-overflow" not in _signatures("min=-6.10e+04 max= 6.50e+04 var= 1.0e+02 (block 3)\n")  # inside fp16's range
+    assert "numerics-fp16-overflow" not in _signatures("bf16=True,\n" + dump)
+
+
+def test_a_gpu_without_bf16_makes_a_nan_loss_fp16s():
+    log = "GPU 0: Tesla V100-PCIE-16GB (UUID: GPU-5f3c2b1a-0d7e-4c55-9a1b-2f6c8e9d0a11)\n{'loss': nan, 'learning_rate': 4.9e-05, 'epoch': 0.02}\n"
+    assert _signatures(log)[:1] == ["numerics-fp16-overflow"]
+
+
+@pytest.mark.parametrize("log,expected", [
+    # bf16: NaN is a divergence (learning rate, data), not fp16's range
+    ("TrainingArguments(\nbf16=True,\n)\n{'loss': nan, 'grad_norm': nan, 'learning_rate': 0.0003, 'epoch': 0.02}\n", "numerics-loss-nan"),
+    # no precision stated: the general numerics cause
+    ("{'loss': nan, 'learning_rate': 4.9e-05, 'epoch': 0.02}\n", "numerics-loss-nan"),
+    # fp16 on two GPUs over P2P: the P2P corruption cause comes first, fp16 overflow steps aside
+    ("node01:3912:3930 [0] NCCL INFO ncclCommInitRank comm 0x55d0c5a0 rank 0 nranks 2 cudaDev 0 busId 1b000 - Init START\n"
+     "node01:3912:3930 [0] NCCL INFO Channel 00/0 : 0[1b000] -> 1[1c000] via P2P/IPC\nfp16=True,\n"
+     "{'loss': nan, 'learning_rate': 4.9e-05, 'epoch': 0.02}\n", "p2p-corruption-nan"),
+    # the loss scaler at its minimum names the fp16 story itself (DeepSpeed loss_scaler.py)
+    ("fp16=True,\n[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2, reducing to 1\n"
+     "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.\n", "numerics-loss-scale-minimum"),
+])
+def test_neighbours_keep_their_cases(log, expected):
+    found = _signatures(log)
+    assert found and found[0] == expected, found
+    assert "numerics-fp16-overflow" not in found
+
+
+@pytest.mark.parametrize("log", [
+    "TrainingArguments(\nbf16=True,\n)\n{'loss': 0.41, 'nan_steps': 0, 'grad_norm': 1.2, 'learning_rate': 0.0003, 'epoch': 0.5}\n",
+    "fp16=True,\n{'loss': 1.873, 'grad_norm': 0.9, 'learning_rate': 0.0003, 'epoch': 1.0}\n{'train_runtime': 12.5, 'epoch': 1.0}\n",
+    "  fp16 ............................................ True\n iteration      100/  500000 | lm loss: 2.301E+00 | loss scale: 65536.0 | number of nan iterations:   0 |\n",
+])
+def test_healthy_precision_logs_are_silent(log):
+    d = diagnose_text(log)
+    assert not [f for f in d.findings if f.severity in ("critical", "error")], [f.signature for f in d.findings]
