@@ -140,3 +140,61 @@ def test_neighbours_keep_their_cases(log, expected):
 def test_healthy_precision_logs_are_silent(log):
     d = diagnose_text(log)
     assert not [f for f in d.findings if f.severity in ("critical", "error")], [f.signature for f in d.findings]
+
+
+# -- /dev/shm seen through ENOSPC ---------------------------------------------------------------------
+
+SHM_SEMLOCK = ROOT / "zoo" / "repro" / "numerics" / "shm_semlock.py"
+
+
+def _tiny_shm_run(script: Path) -> str | None:
+    """Run ``script`` with an 8 KiB /dev/shm of its own (a private mount namespace); None where this
+    machine cannot make one (not root, no unshare)."""
+    import shutil
+    import os
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return None
+    p = procs.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=8k tmpfs /dev/shm && {sys.executable} {script}"],
+                  capture_output=True, cwd=ROOT, timeout=120)
+    return (p.stdout + p.stderr).decode()
+
+
+def test_a_real_full_dev_shm_under_multiprocessing_is_shm_too_small():
+    log = _tiny_shm_run(SHM_SEMLOCK)
+    if log is None:
+        pytest.skip("needs root and unshare for a private /dev/shm")
+    assert "[Errno 28] No space left on device" in log and "SemLock" in log
+    p = run_cli("diagnose", "--json", "-", input=log.encode())
+    findings = json.loads(p.stdout)["findings"]
+    assert findings[0]["signature"] == "host-shm-too-small"
+    words = json.dumps(findings[0])
+    assert "--shm-size" in words and "--ipc=host" in words
+    # the Python exception it raised is its consequence, not a second root cause
+    assert all(f["role"] != "root-cause" for f in findings[1:])
+
+
+def test_recorded_shm_enospc_forms():
+    # the frames of the real run above (CPython 3.10's synchronize.py line numbers)
+    semlock = ('  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 57, in __init__\n'
+               "    sl = self._semlock = _multiprocessing.SemLock(\nOSError: [Errno 28] No space left on device\n")
+    assert _signatures(semlock)[:1] == ["host-shm-too-small"]
+    # CPython 3.11 Lib/multiprocessing/shared_memory.py SharedMemory.__init__: os.ftruncate(self._fd, size) on a new segment
+    shared = ('  File "/usr/lib/python3.11/multiprocessing/shared_memory.py", line 121, in __init__\n'
+              "    os.ftruncate(self._fd, size)\nOSError: [Errno 28] No space left on device\n")
+    assert _signatures(shared)[:1] == ["host-shm-too-small"]
+
+
+@pytest.mark.parametrize("log,expected", [
+    # a full disk: the checkpoint path is named, no shared memory in sight
+    ('  File "train.py", line 88, in <module>\n    torch.save(sd, "/ckpt/model.pt")\n'
+     "OSError: [Errno 28] No space left on device: '/ckpt/model.pt'\n", None),
+    # the torch shared-memory file form keeps its own signature (it names the file)
+    ("RuntimeError: unable to allocate shared memory(shm) for file </torch_10434_3152139358_0>: No space left on device (28)\n",
+     "dataloader-shm-no-space"),
+])
+def test_shm_neighbours(log, expected):
+    found = _signatures(log)
+    assert "host-shm-too-small" not in found, found
+    if expected:
+        assert found[0] == expected

@@ -134,6 +134,7 @@ Condition = Literal[
     "gpu-without-bf16",  # the log names a GPU without bf16 (V100, T4, RTX 20xx...): its runs use fp16 or fp32
     "beyond-fp16-range",  # a value dump shows magnitudes beyond 65504, or a debug hook found inf/nan in a layer
     "nan-image",  # numpy cast NaN pixels to 8-bit in an image/video conversion (black images)
+    "shared-memory",  # the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

@@ -153,6 +153,18 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(obs is not None, [f"NaN pixel values were cast to 8-bit (line {obs.line}): the images come out black or "
                                         "empty; half-precision image decoders (a VAE in fp16) overflow so"] if obs else [],
                       (obs.text,) if obs else ())
+    # -- shared memory --
+    if name == "shared-memory":
+        # the full filesystem is /dev/shm: the error names a shared-memory file, or shared-memory code raised it
+        full = observations.of(Symptom.NO_SPACE_LEFT)
+        named = next((o for o in full if o.facts.get("shm") or str(o.facts.get("path", "")).startswith("/dev/shm/")), None)
+        if named is not None:
+            return Judged(True, [f"the file that found no space is shared memory ({clip(str(named.facts.get('path', '/dev/shm')), 80)}, "
+                                 f"line {named.line})"])
+        sources = {o.source for o in full}
+        user = next((o for o in observations.of(Symptom.SHM_IN_USE) if o.source in sources), None)
+        return Judged(user is not None, [f"the code that failed was using POSIX shared memory ({user.facts.get('where')}, line "
+                                         f"{user.line}): it lives in /dev/shm"] if user else [], (user.text,) if user else ())
     raise ValueError(f"unknown cause condition {name!r}")
 
 

@@ -59,6 +59,9 @@ class Symptom(StrEnum):
     HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
     SOCKET_ADDRESS_INVALID = "socket-address-invalid"  # NCCL was handed a socket address that is no address (facts: family)
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
+    # shared memory (helper numerics: /dev/shm seen through ENOSPC)
+    NO_SPACE_LEFT = "no-space-left"  # ENOSPC: a write or an allocation found its filesystem full (facts: path, shm)
+    SHM_IN_USE = "shm-in-use"  # a frame or path of POSIX shared memory: multiprocessing's semaphores/queues, shared tensors, /dev/shm (facts: where)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
@@ -125,7 +128,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
+    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int, "shm": _bool,
 }
 
 
@@ -429,6 +432,27 @@ WORDINGS: tuple[Wording, ...] = (
       "users' per-layer activation statistics ('min=%.2e max=%.2e') in public threads of huggingface/transformers on fp16 "
       "overflow; transformers v4.40.0 debug_utils.py get_abs_min_max f\"{abs_var.min():8.2e} {abs_var.max():8.2e} {ctx}\" prints "
       "the same magnitudes"),
+    # -- shared memory: ENOSPC and the code that was using /dev/shm ---------------------------------------
+    W(Symptom.NO_SPACE_LEFT, ("[Errno 28] No space left on device",),
+      r"\[Errno 28\] No space left on device(?:: '(?P<path>[^'\n]{1,300})')?",
+      "CPython Objects/exceptions.c OSError_str: \"[Errno %S] %S: %R\" / \"[Errno %S] %S\" with strerror(ENOSPC) (3.x; e.g. raised by "
+      "Lib/multiprocessing/synchronize.py SemLock.__init__ when sem_open finds /dev/shm full)"),
+    W(Symptom.NO_SPACE_LEFT, ("No space left on device (28)", "unable to write to file </torch_"),
+      r"unable to (?:allocate shared memory\(shm\) for file|write to file) <(?P<path>/torch_[^>]{1,80})>(?:: No space left on device \(28\))?"
+      r"|No space left on device \(28\)",
+      "pytorch/pytorch aten/src/ATen/MapAllocator.cpp (2.x): \"unable to allocate shared memory(shm) for file <\", filename_, \">: \", "
+      "c10::utils::str_error(err), \" (\", err, \")\"; v1.7.0 aten/src/TH/THAllocator.cpp \"unable to write to file <\", filename_, \">\"",
+      given=(("shm", True),)),
+    W(Symptom.SHM_IN_USE, ("multiprocessing/synchronize.py", "multiprocessing/shared_memory.py", "multiprocessing/heap.py",
+                           "multiprocessing/reductions.py", "_multiprocessing.SemLock", "in _new_shared", "in share_memory_"),
+      r"(?P<where>multiprocessing/(?:synchronize|shared_memory|heap)\.py|torch/multiprocessing/reductions\.py|_multiprocessing\.SemLock"
+      r"|in _new_shared\b|in share_memory_\b)",
+      "CPython 3.10 Lib/multiprocessing/synchronize.py SemLock.__init__ (sl = self._semlock = _multiprocessing.SemLock(...): a POSIX "
+      "semaphore in /dev/shm) and shared_memory.py / heap.py; pytorch/pytorch torch 2.13.0 torch/multiprocessing/reductions.py and "
+      "torch/storage.py _new_shared (real traceback: zoo/repro/sigwork/out_shm.txt)", whole_line=True),
+    W(Symptom.SHM_IN_USE, ("/dev/shm",), r"(?P<where>/dev/shm)\b",
+      "a path under /dev/shm in an error (CPython OSError's filename, NCCL's \"/dev/shm/nccl-XXXXXX\" segments in src/misc/shmutils.cc, "
+      "df -h /dev/shm)"),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
