@@ -198,3 +198,58 @@ def test_shm_neighbours(log, expected):
     assert "host-shm-too-small" not in found, found
     if expected:
         assert found[0] == expected
+
+
+# -- which GPU a process sees: MIG, the display watchdog ------------------------------------------------
+
+NVSMI_MIG = ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-2c5d2f9e-7a1b-4c3d-9e8f-0a1b2c3d4e5f)\n"  # nvidia-smi -L, R470+ (MIG user guide)
+             "  MIG 3g.40gb     Device  0: (UUID: MIG-8f3e1c2a-4b5d-5e6f-9a0b-1c2d3e4f5a6b)\n"
+             "  MIG 3g.40gb     Device  1: (UUID: MIG-0a9b8c7d-6e5f-5a4b-8c3d-2e1f0a9b8c7d)\n")
+# pytorch aten/src/ATen/cuda/CUDAContext.cpp (commit 02f1c1a5) line 50, in c10's INTERNAL ASSERT form
+ASSERT = ('RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/CUDAContext.cpp":50, '
+          "please report a bug to PyTorch. device=1, num_gpus=1\n")
+# c10/cuda/CUDAException.cpp with cudaErrorInvalidDevice's string (libcudart 13.0)
+ORDINAL = "torch.AcceleratorError: CUDA error: invalid device ordinal\nGPU device may be out of range, do you have enough GPUs?\n"
+
+
+@pytest.mark.parametrize("mig,error", [
+    (NVSMI_MIG, ASSERT),
+    ("gpu.product=NVIDIA-A100-SXM4-80GB-MIG-3g.40gb\n", ASSERT),  # gpu-feature-discovery's label (single MIG strategy)
+    ("CUDA_VISIBLE_DEVICES=MIG-8f3e1c2a-4b5d-5e6f-9a0b-1c2d3e4f5a6b,MIG-0a9b8c7d-6e5f-5a4b-8c3d-2e1f0a9b8c7d\n", ORDINAL),
+])
+def test_a_device_index_error_on_mig_is_one_instance_per_process(mig, error):
+    d = diagnose_text(mig + error)
+    top = d.findings[0]
+    assert top.signature == "cuda-mig-one-instance-per-process"
+    assert all(f.role != "root-cause" for f in d.findings[1:])  # the ordinal error is its consequence
+    assert "CUDA_VISIBLE_DEVICES" in top.fix.env
+
+
+def test_device_index_errors_without_mig_and_mig_without_errors():
+    assert _signatures("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-2c5d2f9e-7a1b-4c3d-9e8f-0a1b2c3d4e5f)\n" + ORDINAL)[:1] == \
+        ["cuda-invalid-device-ordinal"]
+    d = diagnose_text(NVSMI_MIG + "step 100 loss 2.31\n")
+    assert not [f for f in d.findings if f.severity in ("critical", "error")]
+
+
+@pytest.mark.parametrize("log", [
+    # rogerallen/raytracinginoneweekendincuda main.cu check_cuda's format, cudaErrorUnknown, from cmd.exe
+    "C:\\src\\render>render.exe 1200 800 > image.ppm\nCUDA error = 999 at main.cu:196 'cudaDeviceSynchronize()'\n",
+    # NVIDIA/cuda-samples helper_cuda.h check() with cudaErrorLaunchTimeout (702)
+    'CUDA error at helper_cuda.h:912 code=702(cudaErrorLaunchTimeout) "cudaDeviceSynchronize()"\n',
+    # c10_cuda_check_implementation with cudaErrorLaunchTimeout's string (libcudart 13.0)
+    "RuntimeError: CUDA error: the launch timed out and was terminated\nSearch for `cudaErrorLaunchTimeout' in "
+    "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n",
+])
+def test_the_display_watchdog(log):
+    d = diagnose_text(log)
+    assert d.findings[0].signature == "cuda-display-watchdog-tdr", [f.signature for f in d.findings]
+    assert all(f.role != "root-cause" for f in d.findings[1:])
+    words = " ".join([d.findings[0].title, d.findings[0].root_cause, *d.findings[0].fix.steps])
+    assert "TdrDelay" in words and "TDR" in words
+
+
+def test_error_999_that_waited_for_no_kernel_is_not_the_watchdog():
+    log = ("RuntimeError: CUDA error: unknown error\nSearch for `cudaErrorUnknown' in "
+           "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n")
+    assert "cuda-display-watchdog-tdr" not in _signatures(log)

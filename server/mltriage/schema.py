@@ -134,6 +134,8 @@ Condition = Literal[
     "gpu-without-bf16",  # the log names a GPU without bf16 (V100, T4, RTX 20xx...): its runs use fp16 or fp32
     "beyond-fp16-range",  # a value dump shows magnitudes beyond 65504, or a debug hook found inf/nan in a layer
     "nan-image",  # numpy cast NaN pixels to 8-bit in an image/video conversion (black images)
+    "launch-timed-out",  # CUDA reported cudaErrorLaunchTimeout (a display watchdog ended a kernel)
+    "unknown-error-after-kernel",  # CUDA error 999 came back from a synchronize or a copy that waited for kernels
     "shared-memory",  # the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]

@@ -165,7 +165,23 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         user = next((o for o in observations.of(Symptom.SHM_IN_USE) if o.source in sources), None)
         return Judged(user is not None, [f"the code that failed was using POSIX shared memory ({user.facts.get('where')}, line "
                                          f"{user.line}): it lives in /dev/shm"] if user else [], (user.text,) if user else ())
+    # -- which GPU a process sees --
+    if name == "launch-timed-out":
+        obs = observations.first(Symptom.LAUNCH_TIMEOUT)
+        return Judged(obs is not None, [f"CUDA says the kernel launch timed out and was terminated (cudaErrorLaunchTimeout, line "
+                                        f"{obs.line}): a watchdog ended it"] + _windows(observations) if obs else [])
+    if name == "unknown-error-after-kernel":
+        # error 999 where the program waited for its kernels (a synchronize, a copy back): the GPU was reset under them
+        obs = next((o for o in observations.of(Symptom.CUDA_UNKNOWN_ERROR) if o.facts.get("call")), None)
+        return Judged(obs is not None, [f"CUDA error 999 (unknown error) came back from {obs.facts['call']} (line {obs.line}), "
+                                        "while the program waited for its kernels to finish"] + _windows(observations) if obs else [])
     raise ValueError(f"unknown cause condition {name!r}")
+
+
+def _windows(observations: Observations) -> list[str]:
+    obs = observations.first(Symptom.WINDOWS_HOST)
+    return [f"the run is on Windows ({clip(str(obs.facts.get('where', '')), 60)}, line {obs.line}), whose display driver resets a GPU "
+            "whose kernel runs past TdrDelay"] if obs else []
 
 
 def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel) -> Finding:

@@ -62,6 +62,12 @@ class Symptom(StrEnum):
     # shared memory (helper numerics: /dev/shm seen through ENOSPC)
     NO_SPACE_LEFT = "no-space-left"  # ENOSPC: a write or an allocation found its filesystem full (facts: path, shm)
     SHM_IN_USE = "shm-in-use"  # a frame or path of POSIX shared memory: multiprocessing's semaphores/queues, shared tensors, /dev/shm (facts: where)
+    # which GPU a process sees (helper numerics: MIG, the display watchdog)
+    DEVICE_INDEX_ERROR = "device-index-error"  # a process asked for a CUDA device index it does not have (facts: device, num_gpus)
+    MIG_DEVICES = "mig-devices"  # the log shows MIG instances: nvidia-smi's MIG rows, MIG- UUIDs, "MIG 3g.40gb" names (facts: profile, mig_uuid)
+    LAUNCH_TIMEOUT = "launch-timeout"  # cudaErrorLaunchTimeout: a display watchdog killed a kernel that ran too long
+    CUDA_UNKNOWN_ERROR = "cuda-unknown-error"  # cudaErrorUnknown (999) (facts: call)
+    WINDOWS_HOST = "windows-host"  # the run is on Windows: a drive path, an .exe, WDDM
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
@@ -128,7 +134,7 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int, "shm": _bool,
+    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int, "shm": _bool, "num_gpus": _int,
 }
 
 
@@ -453,6 +459,44 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.SHM_IN_USE, ("/dev/shm",), r"(?P<where>/dev/shm)\b",
       "a path under /dev/shm in an error (CPython OSError's filename, NCCL's \"/dev/shm/nccl-XXXXXX\" segments in src/misc/shmutils.cc, "
       "df -h /dev/shm)"),
+    # -- which GPU a process sees: device indices, MIG instances, the display watchdog ---------------------
+    W(Symptom.DEVICE_INDEX_ERROR, ("device >= 0 && device < num_gpus",),
+      r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED(?:[^\n]{0,200}?device=(?P<device>\d{1,3}), num_gpus=(?P<num_gpus>\d{1,3}))?",
+      "pytorch/pytorch aten/src/ATen/cuda/CUDAContext.cpp getDeviceProperties (1.x-2.x): AT_ASSERT(device >= 0 && device < num_gpus, "
+      "\"device=\", device, \", num_gpus=\", num_gpus) as c10's \"%s INTERNAL ASSERT FAILED at \\\"%s\\\":%d, please report a bug to "
+      "PyTorch. \" (also aten/src/ATen/Context.cpp getDefaultGenerator 1.0-1.4: AT_ASSERT(device >= 0 && device < num_gpus))"),
+    W(Symptom.DEVICE_INDEX_ERROR, ("invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_ERROR_INVALID_DEVICE", "Invalid device ordinal value"),
+      r"invalid device ordinal|cudaErrorInvalidDevice|CUDA_ERROR_INVALID_DEVICE|Invalid device ordinal value \((?P<device>\d{1,3})\)",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(101) = cudaErrorInvalidDevice \"invalid device ordinal\" (libcudart 13.0 on this "
+      "disk, as c10/cuda/CUDAException.cpp prints it: \"CUDA error: invalid device ordinal\"); driver API cuda.h CUDA_ERROR_INVALID_DEVICE; "
+      "tensorflow stream_executor \"Invalid device ordinal value (%d). Valid range is [0, %d].\""),
+    W(Symptom.DEVICE_INDEX_ERROR, ("but torch.cuda.device_count() is",),
+      r"Attempting to deserialize object on CUDA device (?P<device>\d{1,3}) but torch\.cuda\.device_count\(\) is (?P<num_gpus>\d{1,3})",
+      "pytorch/pytorch torch/serialization.py validate_cuda_device (1.x-2.x): f\"Attempting to deserialize object on CUDA device {device} "
+      "but torch.cuda.device_count() is {device_count}. Please use torch.load with map_location to map your storages to an existing device.\""),
+    W(Symptom.MIG_DEVICES, ("MIG ", "MIG-"),
+      r"\bMIG[- ](?P<profile>\d{1,2}g\.\d{1,3}gb)\b|\bUUID: (?P<mig_uuid>MIG-(?:GPU-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:/\d{1,2}/\d{1,2})?)"
+      r"|\b(?P<mig_uuid>MIG-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+      "NVIDIA MIG user guide, nvidia-smi -L on R470+: \"  MIG 3g.40gb     Device  0: (UUID: MIG-<uuid>)\" (R450: \"MIG-GPU-<uuid>/<gi>/<ci>\"); "
+      "the CUDA device name of a MIG instance (\"NVIDIA A100-SXM4-80GB MIG 3g.40gb\"); NVIDIA/k8s-device-plugin gpu-feature-discovery's "
+      "nvidia.com/gpu.product label with the single MIG strategy (\"NVIDIA-A100-SXM4-80GB-MIG-3g.40gb\")"),
+    W(Symptom.MIG_DEVICES, ("MIG devices:", "MIG M."), r"^\|\s{1,4}MIG devices:|\bMIG M\.\s{0,4}\|",
+      "nvidia-smi (R450+) device table: the \"MIG M.\" column header and the \"| MIG devices: |\" table of GPU/GI/CI instances"),
+    W(Symptom.LAUNCH_TIMEOUT, ("the launch timed out and was terminated", "cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT"),
+      r"the launch timed out and was terminated|cudaErrorLaunchTimeout|CUDA_ERROR_LAUNCH_TIMEOUT",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(702) = cudaErrorLaunchTimeout \"the launch timed out and was terminated\" (libcudart "
+      "13.0 on this disk); driver API cuda.h CUDA_ERROR_LAUNCH_TIMEOUT"),
+    W(Symptom.CUDA_UNKNOWN_ERROR, ("CUDA error: unknown error", "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN", "CUDA error = 999", "error=999"),
+      r"(?:CUDA error: unknown error|cudaErrorUnknown|CUDA_ERROR_UNKNOWN|CUDA error = 999(?!\d)|\berror=999\b)"
+      r"(?:[^\n]{0,120}?(?P<call>cuda(?:Device|Stream|Event)Synchronize|cudaMemcpy\w{0,12}|synchronize))?",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(999) = cudaErrorUnknown \"unknown error\" (libcudart 13.0 on this disk) as "
+      "pytorch c10/cuda/CUDAException.cpp prints it (\"CUDA error: unknown error\"); cuda-samples helper_cuda.h check() \"CUDA error at "
+      "%s:%d code=%d(%s) \\\"%s\\\"\"; rogerallen/raytracinginoneweekendincuda main.cu check_cuda: std::cerr << \"CUDA error = \" << "
+      "static_cast<unsigned int>(result) << \" at \" << file << \":\" << line << \" '\" << func"),
+    W(Symptom.WINDOWS_HOST, (":\\", ".exe", "WDDM", "win_amd64", "win32"),
+      r"(?<![\w])(?P<where>[A-Z]:\\(?:[\w .()-]{1,60}\\){0,12}[\w .()-]{0,60})|\b(?P<where>[\w-]{1,60}\.exe)\b|\b(?P<where>WDDM|win_amd64|win32)\b",
+      "Windows paths in CPython tracebacks (File \"C:\\...\\x.py\"), program names (python.exe, nvcc.exe) and nvidia-smi on Windows (the "
+      "driver model column: WDDM/TCC); wheel tags win_amd64/win32 in pip's output"),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
