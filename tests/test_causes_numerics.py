@@ -253,3 +253,43 @@ def test_error_999_that_waited_for_no_kernel_is_not_the_watchdog():
     log = ("RuntimeError: CUDA error: unknown error\nSearch for `cudaErrorUnknown' in "
            "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n")
     assert "cuda-display-watchdog-tdr" not in _signatures(log)
+
+
+# -- GPU memory of a serving engine ---------------------------------------------------------------------
+
+# vllm-project/vllm v0.6.3 vllm/worker/model_runner.py capture_model (V0 logger format), verbatim messages
+V063_CAPTURE = ("INFO 12-02 05:20:11 model_runner.py:1402] Capturing the model for CUDA graphs. This may lead to unexpected consequences "
+                "if the model is not static. To run the model in eager mode, set 'enforce_eager=True' or use '--enforce-eager' in the CLI.\n")
+# pytorch c10/cuda/CUDACachingAllocator.cpp (2.1+)
+OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which "
+       "2.25 MiB is free.\n")
+
+
+@pytest.mark.parametrize("log", [
+    V063_CAPTURE + OOM,
+    "(EngineCore_0 pid=812) ERROR 12-02 05:20:11 [core.py:700] " + OOM,  # V1's process prefix (0.8+)
+    "[2025-05-02 16:14:33] Capture cuda graph begin. This can take up to several minutes. avail mem=0.42 GB\n" + OOM,  # SGLang
+])
+def test_an_oom_in_a_serving_engine_is_its_memory_budget(log):
+    d = diagnose_text(log)
+    top = d.findings[0]
+    assert top.signature == "vllm-startup-gpu-memory", [f.signature for f in d.findings]
+    assert all(f.role != "root-cause" for f in d.findings[1:])  # cuda-oom is its consequence here
+    words = " ".join([top.root_cause, top.fix.summary, *top.fix.steps])
+    for flag in ("--enforce-eager", "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs"):
+        assert flag in words
+
+
+def test_serving_engine_neighbours():
+    assert _signatures(OOM)[:1] == ["cuda-oom"]  # a training OOM: the caching allocator's own finding
+    # vLLM refusing to start for want of KV cache keeps its own signature (the fix is a larger budget)
+    no_kv = ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n")
+    assert _signatures(V063_CAPTURE + no_kv)[:1] == ["vllm-no-kv-cache-memory"]
+
+
+def test_a_healthy_vllm_start_up_that_prints_its_kv_cache_is_silent():
+    # vllm v0.6.3 gpu_executor.py "# GPU blocks: %d, # CPU blocks: %d", model_runner.py capture_model, uvicorn
+    log = ("INFO 12-02 05:20:02 gpu_executor.py:122] # GPU blocks: 27897, # CPU blocks: 2048\n" + V063_CAPTURE +
+           "INFO 12-02 05:20:24 model_runner.py:1530] Graph capturing finished in 13 secs.\nINFO:     Application startup complete.\n")
+    d = diagnose_text(log)
+    assert not [f for f in d.findings if f.severity in ("critical", "error")], [f.signature for f in d.findings]

@@ -175,6 +175,15 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         obs = next((o for o in observations.of(Symptom.CUDA_UNKNOWN_ERROR) if o.facts.get("call")), None)
         return Judged(obs is not None, [f"CUDA error 999 (unknown error) came back from {obs.facts['call']} (line {obs.line}), "
                                         "while the program waited for its kernels to finish"] + _windows(observations) if obs else [])
+    # -- GPU memory of a serving engine --
+    if name == "serving-engine":
+        # vLLM or SGLang: its memory budget (gpu_memory_utilization / mem_fraction_static) is what ran out
+        engines = sorted(f.value for f in run.frameworks if f.value in ("vllm", "sglang"))
+        capture = observations.first(Symptom.CUDA_GRAPH_CAPTURE)
+        why = [f"the run is {' and '.join(engines)}, which claims a fixed share of GPU memory at start-up"] if engines else []
+        if capture is not None:
+            why.append(f"it was capturing CUDA graphs (line {capture.line}): their memory comes on top of the profiled budget")
+        return Judged(bool(engines) or capture is not None, why, (capture.text,) if capture else ())
     raise ValueError(f"unknown cause condition {name!r}")
 
 

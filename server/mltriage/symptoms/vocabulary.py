@@ -68,6 +68,9 @@ class Symptom(StrEnum):
     LAUNCH_TIMEOUT = "launch-timeout"  # cudaErrorLaunchTimeout: a display watchdog killed a kernel that ran too long
     CUDA_UNKNOWN_ERROR = "cuda-unknown-error"  # cudaErrorUnknown (999) (facts: call)
     WINDOWS_HOST = "windows-host"  # the run is on Windows: a drive path, an .exe, WDDM
+    # GPU memory of a serving engine (helper numerics)
+    GPU_OOM = "gpu-oom"  # an allocation on the GPU failed: the caching allocator's or the CUDA runtime's out of memory (facts: requested, free)
+    CUDA_GRAPH_CAPTURE = "cuda-graph-capture"  # a serving engine captures CUDA graphs (memory beyond its profiled budget)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
@@ -497,6 +500,25 @@ WORDINGS: tuple[Wording, ...] = (
       r"(?<![\w])(?P<where>[A-Z]:\\(?:[\w .()-]{1,60}\\){0,12}[\w .()-]{0,60})|\b(?P<where>[\w-]{1,60}\.exe)\b|\b(?P<where>WDDM|win_amd64|win32)\b",
       "Windows paths in CPython tracebacks (File \"C:\\...\\x.py\"), program names (python.exe, nvcc.exe) and nvidia-smi on Windows (the "
       "driver model column: WDDM/TCC); wheel tags win_amd64/win32 in pip's output"),
+    # -- GPU memory of a serving engine: out of memory, and the CUDA graphs it captures --------------------
+    W(Symptom.GPU_OOM, ("CUDA out of memory. Tried to allocate", "HIP out of memory. Tried to allocate"),
+      r"(?:CUDA|HIP) out of memory\. Tried to allocate (?P<requested>\d{1,6}(?:\.\d{1,3})? [KMGT]?i?B)(?:\. GPU (?P<device>\d{1,3}) has a total "
+      r"capaci?ty of (?P<total>\d{1,6}(?:\.\d{1,3})? [KMGT]?i?B) of which (?P<free>\d{1,6}(?:\.\d{1,3})? (?:bytes|[KMGT]i?B)) is free)?",
+      "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: \"CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s "
+      "of which %s is free. \" (2.1+; 2.1 spells it \"capacty\") and \"CUDA out of memory. Tried to allocate %s (GPU %d; %s total capacity; "
+      "...)\" (1.x-2.0)"),
+    W(Symptom.GPU_OOM, ("CUDA error: out of memory", "cudaErrorMemoryAllocation"), r"CUDA error: out of memory|cudaErrorMemoryAllocation",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(2) = cudaErrorMemoryAllocation \"out of memory\" (libcudart 13.0 on this disk) as "
+      "pytorch c10/cuda/CUDAException.cpp prints it: \"CUDA error: out of memory\""),
+    W(Symptom.CUDA_GRAPH_CAPTURE, ("Capturing the model for CUDA graphs", "Graph capturing finished in", "Capturing CUDA graph",
+                                   "Capture cuda graph begin"),
+      r"Capturing the model for CUDA graphs|Graph capturing finished in \d{1,6} secs(?:, took (?P<graph_gib>[\d.]{1,8}) GiB)?|Capturing CUDA graphs?"
+      r"|Capture cuda graph begin(?:[^\n]{0,80}?avail mem=(?P<avail_gb>[\d.]{1,8}) GB)?",
+      "vllm-project/vllm v0.6.3 vllm/worker/model_runner.py capture_model: logger.info(\"Capturing the model for CUDA graphs. This may lead "
+      "to unexpected consequences ...\") and \"CUDA graphs can take additional 1~3 GiB memory per GPU\"; vllm/v1/worker/gpu_model_runner.py "
+      "(V1): \"Graph capturing finished in %.0f secs, took %.2f GiB\" after its \"Capturing CUDA graphs\" progress bar; sgl-project/sglang "
+      "python/sglang/srt/model_executor/model_runner.py: f\"Capture cuda graph begin. This can take up to several minutes. avail "
+      "mem={before_mem:.2f} GB\""),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
