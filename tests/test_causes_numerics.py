@@ -293,3 +293,28 @@ def test_a_healthy_vllm_start_up_that_prints_its_kv_cache_is_silent():
            "INFO 12-02 05:20:24 model_runner.py:1530] Graph capturing finished in 13 secs.\nINFO:     Application startup complete.\n")
     d = diagnose_text(log)
     assert not [f for f in d.findings if f.severity in ("critical", "error")], [f.signature for f in d.findings]
+
+
+# -- an OOM during evaluation ----------------------------------------------------------------------------
+
+# pytorch/examples imagenet/main.py's call chain in CPython's traceback format
+def _imagenet_traceback(function: str, call: str) -> str:
+    return (f'Traceback (most recent call last):\n  File "main.py", line 285, in main_worker\n    {call}\n'
+            f'  File "main.py", line 372, in {function}\n    output = model(images)\n' + OOM)
+
+
+def test_an_oom_inside_evaluation_names_no_grad_and_eval_accumulation():
+    d = diagnose_text(_imagenet_traceback("validate", "acc1 = validate(val_loader, model, criterion, args)"))
+    top = d.findings[0]
+    assert top.signature == "cuda-oom-during-evaluation", [f.signature for f in d.findings]
+    assert all(f.role != "root-cause" for f in d.findings[1:])
+    words = " ".join([top.root_cause, top.fix.summary, *top.fix.steps])
+    assert "torch.no_grad()" in words and "torch.inference_mode()" in words and "eval_accumulation_steps" in words
+
+
+def test_an_oom_in_a_training_step_stays_the_allocators():
+    found = _signatures(_imagenet_traceback("train", "train(train_loader, model, criterion, optimizer, epoch, device, args)"))
+    assert found[:1] == ["cuda-oom"] and "cuda-oom-during-evaluation" not in found
+    # an evaluation frame far from the OOM, in an earlier traceback, is not its traceback
+    far = '  File "main.py", line 372, in validate\n' + "step\n" * 400 + OOM
+    assert "cuda-oom-during-evaluation" not in _signatures(far)

@@ -136,6 +136,7 @@ Condition = Literal[
     "nan-image",  # numpy cast NaN pixels to 8-bit in an image/video conversion (black images)
     "launch-timed-out",  # CUDA reported cudaErrorLaunchTimeout (a display watchdog ended a kernel)
     "unknown-error-after-kernel",  # CUDA error 999 came back from a synchronize or a copy that waited for kernels
+    "oom-in-eval",  # the GPU OOM's traceback runs through an evaluation/validation loop
     "serving-engine",  # the run is vLLM or SGLang (its framework lines, or its CUDA graph capture lines)
     "shared-memory",  # the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)
 ]

@@ -14,6 +14,7 @@ from mltriage.symptoms.vocabulary import Precision, Symptom
 
 # where numpy's cast warning comes from an image or video conversion (diffusers' numpy_to_pil, export_to_video, PIL)
 _IMAGE_CAST = re.compile(r"image|video|frame|vae|diffusers|pil\b|PIL", re.IGNORECASE)
+EVAL_TRACEBACK_LINES = 300  # an evaluation frame this far above an OOM line is in its traceback
 MAX_EVIDENCE = 6  # observation lines cited per cause
 EARLY_SEQ = 4  # a process group's first collectives: DDP's parameter broadcast, start-up barriers
 
@@ -184,6 +185,15 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         if capture is not None:
             why.append(f"it was capturing CUDA graphs (line {capture.line}): their memory comes on top of the profiled budget")
         return Judged(bool(engines) or capture is not None, why, (capture.text,) if capture else ())
+    if name == "oom-in-eval":
+        # the out-of-memory error's own traceback runs through an evaluation loop (its frames come before it)
+        for oom in observations.of(Symptom.GPU_OOM):
+            frame = next((o for o in observations.of(Symptom.EVAL_FRAME)
+                          if o.source == oom.source and 0 < oom.line - o.line <= EVAL_TRACEBACK_LINES), None)
+            if frame is not None:
+                return Judged(True, [f"the allocation failed inside evaluation ({frame.facts.get('function')}, line {frame.line})"],
+                              (frame.text,))
+        return Judged(False, [])
     raise ValueError(f"unknown cause condition {name!r}")
 
 
