@@ -318,3 +318,25 @@ def test_an_oom_in_a_training_step_stays_the_allocators():
     # an evaluation frame far from the OOM, in an earlier traceback, is not its traceback
     far = '  File "main.py", line 372, in validate\n' + "step\n" * 400 + OOM
     assert "cuda-oom-during-evaluation" not in _signatures(far)
+
+
+# NVIDIA/apex apex/amp/handle.py's and DeepSpeed v0.10.0 loss_scaler.py's format strings
+def _apex(scale: str) -> str:
+    return f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scale}\n"
+
+
+def test_a_loss_scaler_that_keeps_overflowing_is_fp16_overflow():
+    assert _signatures("".join(_apex(s) for s in ("4.0", "2.0", "1.0", "0.5", "0.25")))[:1] == ["numerics-fp16-overflow"]
+    # DeepSpeed's overflow line states fp16 by itself: with a NaN loss after it, fp16's range is the cause
+    ds = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n"
+    assert _signatures(ds + "{'loss': nan, 'learning_rate': 4.9e-05, 'epoch': 0.02}\n")[:1] == ["numerics-fp16-overflow"]
+    # fairseq trainer.py's note with fairseq/optim/dynamic_loss_scaler.py's OverflowError text
+    fs = "2021-03-08 12:33:51 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: 0.5\n"
+    assert _signatures(fs)[:1] == ["numerics-fp16-overflow"]
+
+
+def test_occasional_scaler_overflows_in_a_healthy_fp16_run_are_silent():
+    log = (_apex("32768.0") + "{'loss': 2.1934, 'grad_norm': 3.1, 'learning_rate': 0.0003, 'epoch': 0.01}\n" + _apex("16384.0") +
+           "{'loss': 1.8012, 'grad_norm': 2.2, 'learning_rate': 0.0003, 'epoch': 0.02}\n")
+    d = diagnose_text(log)
+    assert not [f for f in d.findings if f.severity in ("critical", "error")], [f.signature for f in d.findings]

@@ -44,6 +44,7 @@ class Symptom(StrEnum):
     PRECISION_SET = "precision-set"  # the run's numeric precision, as a framework prints its config or the command asks (facts: precision)
     NONFINITE_CAST = "nonfinite-cast"  # numpy cast NaN/inf to integers (an image or array holding NaN; facts: where)
     FP16_RANGE_EXCEEDED = "fp16-range-exceeded"  # a value dump shows magnitudes beyond float16's max (65504), or inf/nan found by a debug hook
+    LOSS_SCALE_COLLAPSED = "loss-scale-collapsed"  # an fp16 loss scaler kept overflowing until its scale fell below 1 (facts: scale)
     # stops
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
@@ -427,6 +428,20 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.PRECISION_SET, (".half()",), r"\.half\(\)", "pytorch/pytorch torch/nn/modules/module.py Module.half() ('Casts all "
       "floating point parameters and buffers to half datatype') in the code users paste (model.half())",
       given=(("precision", Precision.FP16),)),
+    # an fp16 loss scaler's own messages: only fp16 needs one (bf16 has fp32's range)
+    W(Symptom.PRECISION_SET, ("OVERFLOW! Rank", "Gradient overflow.  Skipping step", "loss scale overflow! ",
+                              "gradient overflow detected, ignoring gradient", "Current loss scale already at minimum"),
+      r"OVERFLOW! Rank \d{1,6} Skipping step|Gradient overflow\.  Skipping step|fp16 dynamic loss scale overflow!|"
+      r"gradient overflow detected, ignoring gradient|Current loss scale already at minimum",
+      "deepspeedai/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py (v0.10.0) \"[deepspeed] OVERFLOW! Rank {} Skipping step.\" and fused_optimizer.py "
+      "\"[deepspeed] fp16 dynamic loss scale overflow! Skipping step.\"; NVIDIA/apex apex/amp/handle.py \"Gradient overflow.  Skipping step, "
+      "loss scaler {} reducing loss scale to {}\"; facebookresearch/fairseq fairseq/trainer.py f\"NOTE: gradient overflow detected, ignoring "
+      "gradient, {str(e)}\"", given=(("precision", Precision.FP16),)),
+    W(Symptom.LOSS_SCALE_COLLAPSED, ("reducing loss scale to", "setting loss scale to: "),
+      r"(?:reducing loss scale to|setting loss scale to:) (?P<scale>0\.\d{1,20}|\d(?:\.\d{1,20})?e-\d{1,3})\b",
+      "NVIDIA/apex apex/amp/handle.py (parent of cb65b8ed): (\"Gradient overflow.  Skipping step, loss scaler \" + \"{} reducing loss scale "
+      "to {}\").format(loss_id, loss_scaler.loss_scale()) with a scale halved below 1; facebookresearch/fairseq fairseq/optim/"
+      "dynamic_loss_scaler.py OverflowError(\"setting loss scale to: \" + str(self.loss_scale)) as trainer.py logs it"),
     W(Symptom.NONFINITE_CAST, ("invalid value encountered in cast",),
       r"(?:(?P<where>[^\s:]{1,300}\.py):\d{1,6}: )?RuntimeWarning: invalid value encountered in cast",
       "recorded: numpy 2.1.3 (np.array([np.nan]).astype('uint8') under python -W default prints \"<file>:<line>: RuntimeWarning: "
