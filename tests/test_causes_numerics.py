@@ -340,3 +340,17 @@ def test_occasional_scaler_overflows_in_a_healthy_fp16_run_are_silent():
            "{'loss': 1.8012, 'grad_norm': 2.2, 'learning_rate': 0.0003, 'epoch': 0.02}\n")
     d = diagnose_text(log)
     assert not [f for f in d.findings if f.severity in ("critical", "error")], [f.signature for f in d.findings]
+
+
+def test_a_half_precision_nan_check_of_an_image_model():
+    # AUTOMATIC1111 modules/devices.py test_for_nans: the precision sentence only comes in half precision
+    half = ("modules.devices.NansException: A tensor with all NaNs was produced in Unet. This could be either because there's not "
+            "enough precision to represent the picture, or because your video card does not support half type. Try setting the "
+            "\"Upcast cross attention layer to float32\" option in Settings > Stable Diffusion or using the --no-half commandline "
+            "argument to fix this. Use --disable-nan-check commandline argument to disable this check.\n")
+    d = diagnose_text(half)
+    assert d.findings[0].signature == "numerics-fp16-overflow"
+    assert any("--no-half" in step for step in d.findings[0].fix.steps)
+    full = ("modules.devices.NansException: A tensor with all NaNs was produced in Unet. Use --disable-nan-check commandline "
+            "argument to disable this check.\n")  # --no-half: fp32, not fp16's range
+    assert "numerics-fp16-overflow" not in _signatures(full)

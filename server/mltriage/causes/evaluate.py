@@ -146,9 +146,11 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         obs = observations.first(Symptom.FP16_RANGE_EXCEEDED)
         if obs is None:
             return Judged(False, [])
-        value = obs.facts.get("abs_max")
-        return Judged(True, [f"values reach {value}, beyond float16's largest finite value 65504 (line {obs.line})" if value
-                             else f"a debug hook found inf/nan in a layer's output (line {obs.line})"], (obs.text,))
+        value, where = obs.facts.get("abs_max"), obs.facts.get("where")
+        words = (f"values reach {value}, beyond float16's largest finite value 65504 (line {obs.line})" if value else
+                 f"the {where} produced all-NaN output while running in half precision (line {obs.line})" if where else
+                 f"a debug hook found inf/nan in a layer's output (line {obs.line})")
+        return Judged(True, [words], (obs.text,))
     if name == "nan-image":
         obs = next((o for o in observations.of(Symptom.NONFINITE_CAST) if _IMAGE_CAST.search(o.text)), None)
         return Judged(obs is not None, [f"NaN pixel values were cast to 8-bit (line {obs.line}): the images come out black or "

@@ -450,6 +450,14 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.FP16_RANGE_EXCEEDED, ("Detected inf/nan during batch_number=",), r"Detected inf/nan during batch_number=(?P<batch>\d{1,9})",
       "huggingface/transformers v4.40.0 src/transformers/debug_utils.py DebugUnderflowOverflow.analyse_model: "
       "print(f\"\\nDetected inf/nan during batch_number={self.batch_number}\")"),
+    # AUTOMATIC1111's NaN check adds its precision sentence only when the model runs in half precision
+    W(Symptom.FP16_RANGE_EXCEEDED, ("A tensor with all NaNs was produced in",),
+      r"A tensor with all NaNs was produced in (?P<where>Unet|VAE)\. This could be (?:either )?because there's not enough precision",
+      "AUTOMATIC1111/stable-diffusion-webui modules/devices.py test_for_nans (1.x): \"A tensor with all NaNs was produced in Unet.\" + \" This "
+      "could be either because there's not enough precision to represent the picture, or because your video card does not support half "
+      "type. ...\" (only without --no-half) and \"A tensor with all NaNs was produced in VAE.\" + \" This could be because there's not enough "
+      "precision to represent the picture. Try adding --no-half-vae commandline argument to fix this.\"; the same check in ComfyUI's "
+      "A1111 compatibility layer", given=(("precision", Precision.FP16),)),
     # per-layer statistics users print while hunting an overflow: a max beyond 65504 (6.56e+04 and up, or inf)
     W(Symptom.FP16_RANGE_EXCEEDED, ("max=", "max:", "max ="),
       r"\bmin\s{0,2}[=:]\s{0,2}-?[\d.]{1,12}(?:e[+-]\d{1,3})?[^\n]{0,40}?\bmax\s{0,2}[=:]\s{0,2}-?(?P<abs_max>(?:[7-9]\.\d{1,4}|6\.[6-9]\d{0,3}|"
