@@ -49,6 +49,8 @@ PRECISION_WORDS = [
     ("INFO 12-02 05:12:44 llm_engine.py:237] Initializing an LLM engine (v0.6.3) with config: model='m', trust_remote_code=False, "
      "dtype=torch.float16, max_seq_len=2048, enforce_eager=False", "vLLM v0.6.3 llm_engine.py", Precision.FP16),
     ("WARNING 12-02 05:12:44 config.py:1674] Casting torch.bfloat16 to torch.float16.", "vLLM v0.6.3 config.py", Precision.FP16),
+    ('2024-01-02T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "m", revision: None, sharded: None, '
+     "quantize: None, dtype: Some(BFloat16), trust_remote_code: false }", "TGI launcher Args Debug", Precision.BF16),
     ("train.py:10: FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` instead.",
      "recorded: torch 2.13.0", Precision.FP16),
 ]

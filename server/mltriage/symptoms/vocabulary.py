@@ -416,6 +416,9 @@ WORDINGS: tuple[Wording, ...] = (
       "vllm-project/vllm v0.6.3 vllm/engine/llm_engine.py \"Initializing an LLM engine (v%s) with config: ... dtype=%s\" "
       "(torch.float16); huggingface/transformers from_pretrained(torch_dtype=torch.float16) in pasted code; pytorch/pytorch "
       "torch/_tensor_str.py's \", dtype=torch.float16\" suffix of a printed half tensor"),
+    W(Symptom.PRECISION_SET, ("dtype: Some(",), r"\bdtype: Some\((?P<precision>Float16|BFloat16)\)",
+      "huggingface/text-generation-inference launcher/src/main.rs: the launcher logs its Args struct with Rust's Debug format "
+      "(\"Args { model_id: ..., dtype: Some(Float16), ... }\"; enum Dtype { Float16, BFloat16 })"),
     W(Symptom.PRECISION_SET, ("Casting torch.",), r"Casting torch\.\w{1,12} to (?P<precision>torch\.(?:float16|bfloat16|float32))\.",
       "vllm-project/vllm v0.6.3 vllm/config.py _get_and_verify_dtype: logger.warning(\"Casting %s to %s.\", config_dtype, torch_dtype)"),
     W(Symptom.PRECISION_SET, ("`torch.cuda.amp.GradScaler(args...)` is deprecated", "`torch.cuda.amp.autocast(args...)` is deprecated",
