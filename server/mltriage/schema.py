@@ -140,6 +140,17 @@ Condition = Literal[
     "garbage-address-unexplained",  # NCCL read a garbage peer address and the run left NCCL_SOCKET_IFNAME alone
     "store-address-loopback",  # c10d's store/rendezvous client connected to a loopback address (MASTER_ADDR=localhost)
     "roce-transfer-failed",  # a RoCE port, and a retry-exceeded completion (status 12) or a noted hang between nodes
+    # numeric precision (the run model's precision and GPU facts)
+    "precision-fp16",  # the run computes in fp16 (fp16=True, --dtype half, "fp16": {"enabled": true}, mixed precision fp16, autocast)
+    "precision-not-fp16",  # the run says it computes in bf16 or fp32
+    "gpu-without-bf16",  # the log names a GPU without bf16 (V100, T4, RTX 20xx...): its runs use fp16 or fp32
+    "beyond-fp16-range",  # a value dump shows magnitudes beyond 65504, or a debug hook found inf/nan in a layer
+    "nan-image",  # numpy cast NaN pixels to 8-bit in an image/video conversion (black images)
+    "launch-timed-out",  # CUDA reported cudaErrorLaunchTimeout (a display watchdog ended a kernel)
+    "unknown-error-after-kernel",  # CUDA error 999 came back from a synchronize or a copy that waited for kernels
+    "oom-in-eval",  # the GPU OOM's traceback runs through an evaluation/validation loop
+    "serving-engine",  # the run is vLLM or SGLang (its framework lines, or its CUDA graph capture lines)
+    "shared-memory",  # the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)
 ]
 # the names come from their owners: the run model's enums and the vocabulary
 StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]

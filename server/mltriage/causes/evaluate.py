@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mltriage.library import Library, Rule
@@ -9,8 +10,11 @@ from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import IfaceKind, Interconnect, Phase, RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
-from mltriage.symptoms.vocabulary import Symptom
+from mltriage.symptoms.vocabulary import Precision, Symptom
 
+# where numpy's cast warning comes from an image or video conversion (diffusers' numpy_to_pil, export_to_video, PIL)
+_IMAGE_CAST = re.compile(r"image|video|frame|vae|diffusers|pil\b|PIL", re.IGNORECASE)
+EVAL_TRACEBACK_LINES = 300  # an evaluation frame this far above an OOM line is in its traceback
 MAX_EVIDENCE = 6  # observation lines cited per cause
 EARLY_SEQ = 4  # a process group's first collectives: DDP's parameter broadcast, start-up barriers
 
@@ -23,18 +27,30 @@ class Judged:
 
 
 def raise_causes(findings: list[Finding], observations: Observations, run: RunModel, library: Library) -> list[Finding]:
-    """The findings of every cause that holds (at most one per cause), strongest evidence first."""
-    out: list[Finding] = []
+    """The findings of every cause that holds (at most one per cause), strongest evidence first.
+
+    A cause whose ``explained_by`` names another cause that holds here steps aside too (a numerics
+    cause for the more precise fp16 overflow, or for P2P corruption): causes are weighed together,
+    and only those kept turn the errors they explain into context."""
+    held: list[tuple[Rule, Finding, list[Observation]]] = []
     for rule in library.rules.values():
         if not rule.derived or not rule.cause:
             continue
-        finding = _evaluate(rule, findings, observations, run)
-        if finding is not None:
-            out.append(finding)
+        result = _evaluate(rule, findings, observations, run)
+        if result is not None:
+            held.append((rule, *result))
+    fired = {rule.id for rule, _, _ in held}
+    out: list[Finding] = []
+    for rule, finding, seen in held:
+        if fired & set((rule.cause or {}).get("explained_by") or []):
+            continue
+        _explain(rule, seen, findings)
+        out.append(finding)
     return out
 
 
-def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, run: RunModel) -> Finding | None:
+def _evaluate(rule: Rule, findings: list[Finding], observations: Observations,
+              run: RunModel) -> tuple[Finding, list[Observation]] | None:
     spec = rule.cause or {}
     seen: list[Observation] = []
     needs_any = [Symptom(s) for s in spec.get("needs_any", [])]
@@ -74,7 +90,7 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
     held = judged + [j for j in any_of if j.holds]
     why = [w for j in held for w in j.why]
     lines = [line for j in held for line in j.lines]
-    return _finding(rule, seen, why, lines, run, findings)
+    return _finding(rule, seen, why, lines, run), seen
 
 
 def _condition(name: str, run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
@@ -122,6 +138,70 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return _NETWORK_CONDITIONS[name](run, findings, observations)
     if name == "no-error":
         return Judged(not any(f.is_error for f in findings), [])
+    # -- numeric precision (numerics helper) --
+    if name == "precision-fp16":
+        held = run.precision is Precision.FP16
+        facts = [f for f in run.precision_evidence if "fp16" in f.words]
+        return Judged(held, [f.cited() for f in facts] if held else [], tuple(f.text for f in facts) if held else ())
+    if name == "precision-not-fp16":  # the run says it computes in bf16 or fp32: fp16's range is not what broke
+        return Judged(run.precision in (Precision.BF16, Precision.FP32), [])
+    if name == "gpu-without-bf16":
+        facts = run.without_bf16
+        return Judged(bool(facts), [f.cited() for f in facts], tuple(f.text for f in facts))
+    if name == "beyond-fp16-range":
+        obs = observations.first(Symptom.FP16_RANGE_EXCEEDED)
+        if obs is None:
+            return Judged(False, [])
+        value, where = obs.facts.get("abs_max"), obs.facts.get("where")
+        words = (f"values reach {value}, beyond float16's largest finite value 65504 (line {obs.line})" if value else
+                 f"the {where} produced all-NaN output while running in half precision (line {obs.line})" if where else
+                 f"a debug hook found inf/nan in a layer's output (line {obs.line})")
+        return Judged(True, [words], (obs.text,))
+    if name == "nan-image":
+        obs = next((o for o in observations.of(Symptom.NONFINITE_CAST) if _IMAGE_CAST.search(o.text)), None)
+        return Judged(obs is not None, [f"NaN pixel values were cast to 8-bit (line {obs.line}): the images come out black or "
+                                        "empty; half-precision image decoders (a VAE in fp16) overflow so"] if obs else [],
+                      (obs.text,) if obs else ())
+    # -- shared memory --
+    if name == "shared-memory":
+        # the full filesystem is /dev/shm: the error names a shared-memory file, or shared-memory code raised it
+        full = observations.of(Symptom.NO_SPACE_LEFT)
+        named = next((o for o in full if o.facts.get("shm") or str(o.facts.get("path", "")).startswith("/dev/shm/")), None)
+        if named is not None:
+            return Judged(True, [f"the file that found no space is shared memory ({clip(str(named.facts.get('path', '/dev/shm')), 80)}, "
+                                 f"line {named.line})"])
+        sources = {o.source for o in full}
+        user = next((o for o in observations.of(Symptom.SHM_IN_USE) if o.source in sources), None)
+        return Judged(user is not None, [f"the code that failed was using POSIX shared memory ({user.facts.get('where')}, line "
+                                         f"{user.line}): it lives in /dev/shm"] if user else [], (user.text,) if user else ())
+    # -- which GPU a process sees --
+    if name == "launch-timed-out":
+        obs = observations.first(Symptom.LAUNCH_TIMEOUT)
+        return Judged(obs is not None, [f"CUDA says the kernel launch timed out and was terminated (cudaErrorLaunchTimeout, line "
+                                        f"{obs.line}): a watchdog ended it"] + _windows(observations) if obs else [])
+    if name == "unknown-error-after-kernel":
+        # error 999 where the program waited for its kernels (a synchronize, a copy back): the GPU was reset under them
+        obs = next((o for o in observations.of(Symptom.CUDA_UNKNOWN_ERROR) if o.facts.get("call")), None)
+        return Judged(obs is not None, [f"CUDA error 999 (unknown error) came back from {obs.facts['call']} (line {obs.line}), "
+                                        "while the program waited for its kernels to finish"] + _windows(observations) if obs else [])
+    # -- GPU memory of a serving engine --
+    if name == "serving-engine":
+        # vLLM or SGLang: its memory budget (gpu_memory_utilization / mem_fraction_static) is what ran out
+        engines = sorted(f.value for f in run.frameworks if f.value in ("vllm", "sglang"))
+        capture = observations.first(Symptom.CUDA_GRAPH_CAPTURE)
+        why = [f"the run is {' and '.join(engines)}, which claims a fixed share of GPU memory at start-up"] if engines else []
+        if capture is not None:
+            why.append(f"it was capturing CUDA graphs (line {capture.line}): their memory comes on top of the profiled budget")
+        return Judged(bool(engines) or capture is not None, why, (capture.text,) if capture else ())
+    if name == "oom-in-eval":
+        # the out-of-memory error's own traceback runs through an evaluation loop (its frames come before it)
+        for oom in observations.of(Symptom.GPU_OOM):
+            frame = next((o for o in observations.of(Symptom.EVAL_FRAME)
+                          if o.source == oom.source and 0 < oom.line - o.line <= EVAL_TRACEBACK_LINES), None)
+            if frame is not None:
+                return Judged(True, [f"the allocation failed inside evaluation ({frame.facts.get('function')}, line {frame.line})"],
+                              (frame.text,))
+        return Judged(False, [])
     raise ValueError(f"unknown cause condition {name!r}")
 
 
@@ -260,8 +340,13 @@ _NETWORK_CONDITIONS = {
 }
 
 
-def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel,
-             findings: list[Finding]) -> Finding:
+def _windows(observations: Observations) -> list[str]:
+    obs = observations.first(Symptom.WINDOWS_HOST)
+    return [f"the run is on Windows ({clip(str(obs.facts.get('where', '')), 60)}, line {obs.line}), whose display driver resets a GPU "
+            "whose kernel runs past TdrDelay"] if obs else []
+
+
+def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel) -> Finding:
     from mltriage.engine.run_reasoning import derived_finding, last_lines_notes
 
     cited = _distinct_lines(seen)[:MAX_EVIDENCE]
@@ -298,6 +383,11 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
         finding.severity = "warning"
         finding.notes.insert(0, f"the log ends {stop.where} with no error: if the run was still going when this was "
                                 "copied, this is not a failure; if it hung here, this is the first thing to check")
+    return finding
+
+
+def _explain(rule: Rule, seen: list[Observation], findings: list[Finding]) -> None:
+    """The line findings a kept cause explains (``explains``) or outranks become its context."""
     explained = set((rule.cause or {}).get("explains") or [])
     if explained:
         sources = {o.source for o in seen}
@@ -305,7 +395,6 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
     if (rule.cause or {}).get("outranks"):
         lines = {(o.source, o.line) for o in seen}
         _to_context(findings, lambda f: _covers(f, lines), f"explained by {rule.id}: {rule.title}")
-    return finding
 
 
 def _to_context(findings: list[Finding], which, note: str) -> None:

@@ -18,7 +18,7 @@ from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect,
                                       Stop, StopKind)
 from mltriage.run_model.network import build_network
 from mltriage.symptoms.observe import Observation, Observations
-from mltriage.symptoms.vocabulary import Symptom, Transport
+from mltriage.symptoms.vocabulary import Precision, Symptom, Transport
 
 # (tail lines are at most 4 KiB; every pattern here is linear on them)
 _QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
@@ -84,6 +84,7 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
     model.pcie_evidence = _pcie_evidence(model, observations, run)
     model.network = build_network(observations)
+    _precision(model, observations, run)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
     seen: set[tuple] = set()
@@ -197,6 +198,36 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
             gpus.evidence.append(PhaseMark(Phase.LAUNCH, mark.source, mark.line, mark.text))
     gpus.models = sorted({*run.pcie_models, *run.nvlink_models, *(str(o.facts["model"]) for o in described if "model" in o.facts)})
     model.gpus = gpus
+
+
+# GPUs before Ampere (compute capability < 8.0) have no bf16: runs on them use fp16 or fp32
+_NO_BF16 = re.compile(r"\b(?:Tesla\s)?(?:V100|P100|P40|K80|M60|M40|T4)\b|\bTITAN\s?(?:V|Xp?|RTX)\b|\b(?:GTX\s?)?10[5-8]0(?:\s?Ti)?\b"
+                      r"|\bGTX\s?16[5-6]0\b|\b(?:RTX\s?)?20[6-8]0(?:\s?(?:Ti|SUPER|Super))?\b|\bQuadro\s(?:RTX\s?\d{4}|P\d{3,4}|GV100)\b")
+
+
+def _precision(model: RunModel, observations: Observations, run: RunFacts) -> None:
+    """The precision the run computes in, from what its frameworks print or its command asks; and the
+    GPUs it names that have no bf16."""
+    first: dict[Precision, Observation] = {}
+    for obs in observations.of(Symptom.PRECISION_SET):
+        value = obs.facts.get("precision")
+        if isinstance(value, Precision) and value not in first:
+            first[value] = obs
+    for value, obs in first.items():
+        model.precision_evidence.append(Fact(f"the run computes in {value.value}", obs.line, obs.text))
+    half = {p for p in first if p is not Precision.FP32}
+    if len(half) == 1:  # fp32 beside fp16 is AMP's master weights; fp16 beside bf16 says nothing certain
+        model.precision = next(iter(half))
+    elif not half and first:
+        model.precision = Precision.FP32
+    texts = [(m.line, m.text) for m in (*run.pcie_models.values(), *run.nvlink_models.values())]
+    texts += [(o.line, str(o.facts.get("model", ""))) for o in observations.of(Symptom.GPUS_DESCRIBED)]
+    seen: set[str] = set()
+    for line, text in texts:
+        m = _NO_BF16.search(text)
+        if m and m.group(0) not in seen and len(seen) < 4:
+            seen.add(m.group(0))
+            model.without_bf16.append(Fact(f"the {m.group(0)} has no bf16 (compute capability below 8.0): runs on it use fp16", line, text))
 
 
 def _pasted_topology(model: RunModel, heads: list[str]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
-from mltriage.symptoms.vocabulary import Transport
+from mltriage.symptoms.vocabulary import Precision, Transport
 
 
 class Phase(IntEnum):
@@ -230,6 +230,10 @@ class RunModel:
     pcie_evidence: list[Fact] = field(default_factory=list)
     dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
     network: Network = field(default_factory=Network)
+    # the numeric precision the run computes in (None: not said, or the log says both fp16 and bf16)
+    precision: Precision | None = None
+    precision_evidence: list[Fact] = field(default_factory=list)  # the first line stating each precision seen
+    without_bf16: list[Fact] = field(default_factory=list)  # GPUs the log names that have no bf16 (compute capability < 8.0)
 
     @property
     def multi_gpu(self) -> bool:
@@ -250,6 +254,8 @@ class RunModel:
             "iommu_mentioned": self.iommu_mentioned,
             "custom_allreduce": self.custom_allreduce,
             "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
+            "precision": self.precision.value if self.precision else None,
+            "gpus_without_bf16": [f.words for f in self.without_bf16],
             "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "network": self.network.to_json(),

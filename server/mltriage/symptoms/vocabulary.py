@@ -40,6 +40,11 @@ class Symptom(StrEnum):
     NAN_IN_OUTPUT = "nan-in-output"
     TENSOR_PRINTED = "tensor-printed"  # a tensor's repr (facts: device, all_zero); wrong values are derived
     GARBAGE_OUTPUT = "garbage-output"  # a model's generated text is a run of one symbol, or the user calls it gibberish
+    # numeric precision (helper numerics: precision facts and what overflows half precision)
+    PRECISION_SET = "precision-set"  # the run's numeric precision, as a framework prints its config or the command asks (facts: precision)
+    NONFINITE_CAST = "nonfinite-cast"  # numpy cast NaN/inf to integers (an image or array holding NaN; facts: where)
+    FP16_RANGE_EXCEEDED = "fp16-range-exceeded"  # a value dump shows magnitudes beyond float16's max (65504), or inf/nan found by a debug hook
+    LOSS_SCALE_COLLAPSED = "loss-scale-collapsed"  # an fp16 loss scaler kept overflowing until its scale fell below 1 (facts: scale)
     # stops
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
@@ -65,10 +70,29 @@ class Symptom(StrEnum):
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
     # the platform's services
     FABRIC_MANAGER_DOWN = "fabric-manager-down"  # NVIDIA Fabric Manager (NVSwitch set-up) failed to start (facts: fm_version, driver_version)
+    # shared memory (helper numerics: /dev/shm seen through ENOSPC)
+    NO_SPACE_LEFT = "no-space-left"  # ENOSPC: a write or an allocation found its filesystem full (facts: path, shm)
+    SHM_IN_USE = "shm-in-use"  # a frame or path of POSIX shared memory: multiprocessing's semaphores/queues, shared tensors, /dev/shm (facts: where)
+    # which GPU a process sees (helper numerics: MIG, the display watchdog)
+    DEVICE_INDEX_ERROR = "device-index-error"  # a process asked for a CUDA device index it does not have (facts: device, num_gpus)
+    MIG_DEVICES = "mig-devices"  # the log shows MIG instances: nvidia-smi's MIG rows, MIG- UUIDs, "MIG 3g.40gb" names (facts: profile, mig_uuid)
+    LAUNCH_TIMEOUT = "launch-timeout"  # cudaErrorLaunchTimeout: a display watchdog killed a kernel that ran too long
+    CUDA_UNKNOWN_ERROR = "cuda-unknown-error"  # cudaErrorUnknown (999) (facts: call)
+    WINDOWS_HOST = "windows-host"  # the run is on Windows: a drive path, an .exe, WDDM
+    # GPU memory of a serving engine (helper numerics)
+    GPU_OOM = "gpu-oom"  # an allocation on the GPU failed: the caching allocator's or the CUDA runtime's out of memory (facts: requested, free)
+    CUDA_GRAPH_CAPTURE = "cuda-graph-capture"  # a serving engine captures CUDA graphs (memory beyond its profiled budget)
+    EVAL_FRAME = "eval-frame"  # a traceback frame of an evaluation/validation loop (facts: function)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
+
+
+class Precision(StrEnum):
+    FP16 = "fp16"  # IEEE half: max 65504, what overflows
+    BF16 = "bf16"  # fp32's exponent range in 16 bits
+    FP32 = "fp32"
 
 
 class Transport(StrEnum):
@@ -105,6 +129,19 @@ def _framework(text: str) -> str:
     return "tensorrt-llm" if word in ("tensorrt-llm", "trt-llm", "tensorrt_llm", "trtllm") else word
 
 
+_PRECISION_WORDS = {"fp16": Precision.FP16, "float16": Precision.FP16, "half": Precision.FP16, "16": Precision.FP16,
+                    "16-mixed": Precision.FP16, "bf16": Precision.BF16, "bfloat16": Precision.BF16, "bf16-mixed": Precision.BF16,
+                    "fp32": Precision.FP32, "float32": Precision.FP32, "float": Precision.FP32, "32": Precision.FP32,
+                    "no": Precision.FP32}
+
+
+def _precision(text: str) -> Precision:
+    word = text.lower().removeprefix("torch.")
+    if word in _PRECISION_WORDS:
+        return _PRECISION_WORDS[word]
+    raise ValueError(text)  # a word no precision is spelled with: the fact is dropped
+
+
 def _bool(text: str) -> bool:
     return text.lower() in ("true", "1", "yes")
 
@@ -112,8 +149,8 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
-    "nodes": _count,
+    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
+    "shm": _bool, "num_gpus": _int, "nodes": _count,
 }
 
 
@@ -483,6 +520,181 @@ WORDINGS: tuple[Wording, ...] = (
       "(\"outputs gibberish with tp=2\", \"garbage output\")", ignore_case=True),
     W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
       "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
+    # -- numeric precision: what the run computes in, and values half precision cannot hold -------------
+    # (the run model's precision comes from these; a False/disabled setting states nothing)
+    W(Symptom.PRECISION_SET, ("fp16=True", "bf16=True", "fp16 = True", "bf16 = True"),
+      r"(?<![\w.])(?P<precision>fp16|bf16)\s{0,2}=\s{0,2}True\b",
+      "huggingface/transformers v4.40.0 src/transformers/training_args.py TrainingArguments.__str__: attrs_as_str = "
+      "[f\"{k}={v},\\n\" ...] (\"fp16=True,\" / \"bf16=True,\" in the arguments the Trainer logs), and the same keywords in "
+      "TrainingArguments(...) calls users paste"),
+    W(Symptom.PRECISION_SET, ("--fp16", "--bf16"),
+      r"(?<![\w-])--(?P<precision>fp16|bf16)(?![\w-])(?!\s{0,2}[= ]\s{0,2}(?:False|false|0)\b)",
+      "huggingface/transformers v4.40.0 HfArgumentParser exposes TrainingArguments' fields as --fp16/--bf16 (examples/pytorch "
+      "run_*.py); NVIDIA/Megatron-LM core_r0.8.0 megatron/training/arguments.py group.add_argument('--fp16', action='store_true') "
+      "and '--bf16'"),
+    W(Symptom.PRECISION_SET, ("--dtype",),
+      r"--dtype(?:=|\s{1,3})['\"]?(?P<precision>half|float16|bfloat16|float32|float|fp16|bf16)\b",
+      "vllm-project/vllm v0.6.3 vllm/engine/arg_utils.py: parser.add_argument('--dtype', choices=['auto', 'half', 'float16', "
+      "'bfloat16', 'float', 'float32']); huggingface/text-generation-inference launcher --dtype float16|bfloat16"),
+    W(Symptom.PRECISION_SET, ("Mixed precision type:", "mixed_precision"),
+      r"Mixed precision type: (?P<precision>fp16|bf16|fp8|no)\b|(?<![\w-])-{0,2}mixed_precision\s{0,2}[:= ]\s{0,2}['\"]?(?P<precision>fp16|bf16|no)\b",
+      "huggingface/accelerate v0.20.0 and v1.0.0 src/accelerate/state.py AcceleratorState.__repr__: f\"\\nMixed precision type: "
+      "{self.mixed_precision}\\n\"; the config file accelerate config writes (\"mixed_precision: fp16\") and accelerate launch "
+      "--mixed_precision"),
+    W(Symptom.PRECISION_SET, ("fp16_enabled", "bfloat16_enabled", '"fp16"', '"bf16"'),
+      r"\b(?P<precision>fp16|bfloat16)_enabled \.{3,40} True\b|\"(?P<precision>fp16|bf16)\":\s{0,3}\{\s{0,3}\"enabled\":\s{0,3}(?:true|True)\b",
+      "deepspeedai/DeepSpeed v0.9.0-v0.14.0 deepspeed/runtime/config.py DeepSpeedConfig.print: dots = \".\" * (29 - len(arg)); "
+      "logger.info(\"  {} {} {}\".format(arg, dots, getattr(self, arg))) for fp16_enabled / bfloat16_enabled, and the "
+      "\"fp16\": {\"enabled\": true} section of the ds_config it prints as json"),
+    W(Symptom.PRECISION_SET, ("fp16 ....", "bf16 ...."), r"^\s{0,4}(?P<precision>fp16|bf16) \.{10,60} True\s{0,4}$",
+      "NVIDIA/Megatron-LM core_r0.8.0 megatron/training/arguments.py _print_args: dots = '.' * (48 - len(arg)); "
+      "'  {} {} {}'.format(arg, dots, getattr(args, arg))"),
+    W(Symptom.PRECISION_SET, ("dtype=torch.", "dtype = torch.", "dtype: torch."),
+      r"\b(?:torch_)?dtype\s{0,2}[=:]\s{0,2}(?P<precision>torch\.(?:float16|half|bfloat16|float32))\b",
+      "vllm-project/vllm v0.6.3 vllm/engine/llm_engine.py \"Initializing an LLM engine (v%s) with config: ... dtype=%s\" "
+      "(torch.float16); huggingface/transformers from_pretrained(torch_dtype=torch.float16) in pasted code; pytorch/pytorch "
+      "torch/_tensor_str.py's \", dtype=torch.float16\" suffix of a printed half tensor"),
+    W(Symptom.PRECISION_SET, ("dtype: Some(",), r"\bdtype: Some\((?P<precision>Float16|BFloat16)\)",
+      "huggingface/text-generation-inference launcher/src/main.rs: the launcher logs its Args struct with Rust's Debug format "
+      "(\"Args { model_id: ..., dtype: Some(Float16), ... }\"; enum Dtype { Float16, BFloat16 })"),
+    W(Symptom.PRECISION_SET, ("Casting torch.",), r"Casting torch\.\w{1,12} to (?P<precision>torch\.(?:float16|bfloat16|float32))\.",
+      "vllm-project/vllm v0.6.3 vllm/config.py _get_and_verify_dtype: logger.warning(\"Casting %s to %s.\", config_dtype, torch_dtype)"),
+    W(Symptom.PRECISION_SET, ("`torch.cuda.amp.GradScaler(args...)` is deprecated", "`torch.cuda.amp.autocast(args...)` is deprecated",
+                              "torch.cuda.amp.GradScaler is enabled"),
+      r"`torch\.cuda\.amp\.(?:GradScaler|autocast)\(args\.\.\.\)` is deprecated|torch\.cuda\.amp\.GradScaler is enabled",
+      "recorded: torch 2.13.0 (python -W default: torch.cuda.amp.GradScaler(); torch.cuda.amp.autocast()) prints \"FutureWarning: "
+      "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` instead.\" (2.4+); "
+      "a loss scaler and CUDA autocast's default dtype are float16's",
+      given=(("precision", Precision.FP16),)),
+    W(Symptom.PRECISION_SET, (".half()",), r"\.half\(\)", "pytorch/pytorch torch/nn/modules/module.py Module.half() ('Casts all "
+      "floating point parameters and buffers to half datatype') in the code users paste (model.half())",
+      given=(("precision", Precision.FP16),)),
+    # an fp16 loss scaler's own messages: only fp16 needs one (bf16 has fp32's range)
+    W(Symptom.PRECISION_SET, ("OVERFLOW! Rank", "Gradient overflow.  Skipping step", "loss scale overflow! ",
+                              "gradient overflow detected, ignoring gradient", "Current loss scale already at minimum"),
+      r"OVERFLOW! Rank \d{1,6} Skipping step|Gradient overflow\.  Skipping step|fp16 dynamic loss scale overflow!|"
+      r"gradient overflow detected, ignoring gradient|Current loss scale already at minimum",
+      "deepspeedai/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py (v0.10.0) \"[deepspeed] OVERFLOW! Rank {} Skipping step.\" and fused_optimizer.py "
+      "\"[deepspeed] fp16 dynamic loss scale overflow! Skipping step.\"; NVIDIA/apex apex/amp/handle.py \"Gradient overflow.  Skipping step, "
+      "loss scaler {} reducing loss scale to {}\"; facebookresearch/fairseq fairseq/trainer.py f\"NOTE: gradient overflow detected, ignoring "
+      "gradient, {str(e)}\"", given=(("precision", Precision.FP16),)),
+    W(Symptom.LOSS_SCALE_COLLAPSED, ("reducing loss scale to", "setting loss scale to: "),
+      r"(?:reducing loss scale to|setting loss scale to:) (?P<scale>0\.\d{1,20}|\d(?:\.\d{1,20})?e-\d{1,3})\b",
+      "NVIDIA/apex apex/amp/handle.py (parent of cb65b8ed): (\"Gradient overflow.  Skipping step, loss scaler \" + \"{} reducing loss scale "
+      "to {}\").format(loss_id, loss_scaler.loss_scale()) with a scale halved below 1; facebookresearch/fairseq fairseq/optim/"
+      "dynamic_loss_scaler.py OverflowError(\"setting loss scale to: \" + str(self.loss_scale)) as trainer.py logs it"),
+    W(Symptom.NONFINITE_CAST, ("invalid value encountered in cast",),
+      r"(?:(?P<where>[^\s:]{1,300}\.py):\d{1,6}: )?RuntimeWarning: invalid value encountered in cast",
+      "recorded: numpy 2.1.3 (np.array([np.nan]).astype('uint8') under python -W default prints \"<file>:<line>: RuntimeWarning: "
+      "invalid value encountered in cast\"; numpy >= 1.24 warns on casts, as warnings.formatwarning's \"%s:%s: %s: %s\"); "
+      "huggingface/diffusers v0.30.0 src/diffusers/image_processor.py numpy_to_pil: images = (images * 255).round().astype(\"uint8\")"),
+    W(Symptom.FP16_RANGE_EXCEEDED, ("Detected inf/nan during batch_number=",), r"Detected inf/nan during batch_number=(?P<batch>\d{1,9})",
+      "huggingface/transformers v4.40.0 src/transformers/debug_utils.py DebugUnderflowOverflow.analyse_model: "
+      "print(f\"\\nDetected inf/nan during batch_number={self.batch_number}\")"),
+    # AUTOMATIC1111's NaN check adds its precision sentence only when the model runs in half precision
+    W(Symptom.FP16_RANGE_EXCEEDED, ("A tensor with all NaNs was produced in",),
+      r"A tensor with all NaNs was produced in (?P<where>Unet|VAE)\. This could be (?:either )?because there's not enough precision",
+      "AUTOMATIC1111/stable-diffusion-webui modules/devices.py test_for_nans (1.x): \"A tensor with all NaNs was produced in Unet.\" + \" This "
+      "could be either because there's not enough precision to represent the picture, or because your video card does not support half "
+      "type. ...\" (only without --no-half) and \"A tensor with all NaNs was produced in VAE.\" + \" This could be because there's not enough "
+      "precision to represent the picture. Try adding --no-half-vae commandline argument to fix this.\"; the same check in ComfyUI's "
+      "A1111 compatibility layer", given=(("precision", Precision.FP16),)),
+    # per-layer statistics users print while hunting an overflow: a max beyond 65504 (6.56e+04 and up, or inf)
+    W(Symptom.FP16_RANGE_EXCEEDED, ("max=", "max:", "max ="),
+      r"\bmin\s{0,2}[=:]\s{0,2}-?[\d.]{1,12}(?:e[+-]\d{1,3})?[^\n]{0,40}?\bmax\s{0,2}[=:]\s{0,2}-?(?P<abs_max>(?:[7-9]\.\d{1,4}|6\.[6-9]\d{0,3}|"
+      r"6\.5[6-9]\d{0,2})e\+0?4|\d\.\d{1,4}e\+(?:0?[5-9]|[1-3]\d)|inf)\b",
+      "users' per-layer activation statistics ('min=%.2e max=%.2e') in public threads of huggingface/transformers on fp16 "
+      "overflow; transformers v4.40.0 debug_utils.py get_abs_min_max f\"{abs_var.min():8.2e} {abs_var.max():8.2e} {ctx}\" prints "
+      "the same magnitudes"),
+    # -- shared memory: ENOSPC and the code that was using /dev/shm ---------------------------------------
+    W(Symptom.NO_SPACE_LEFT, ("[Errno 28] No space left on device",),
+      r"\[Errno 28\] No space left on device(?:: '(?P<path>[^'\n]{1,300})')?",
+      "CPython Objects/exceptions.c OSError_str: \"[Errno %S] %S: %R\" / \"[Errno %S] %S\" with strerror(ENOSPC) (3.x; e.g. raised by "
+      "Lib/multiprocessing/synchronize.py SemLock.__init__ when sem_open finds /dev/shm full)"),
+    W(Symptom.NO_SPACE_LEFT, ("No space left on device (28)", "unable to write to file </torch_"),
+      r"unable to (?:allocate shared memory\(shm\) for file|write to file) <(?P<path>/torch_[^>]{1,80})>(?:: No space left on device \(28\))?"
+      r"|No space left on device \(28\)",
+      "pytorch/pytorch aten/src/ATen/MapAllocator.cpp (2.x): \"unable to allocate shared memory(shm) for file <\", filename_, \">: \", "
+      "c10::utils::str_error(err), \" (\", err, \")\"; v1.7.0 aten/src/TH/THAllocator.cpp \"unable to write to file <\", filename_, \">\"",
+      given=(("shm", True),)),
+    W(Symptom.SHM_IN_USE, ("multiprocessing/synchronize.py", "multiprocessing/shared_memory.py", "multiprocessing/heap.py",
+                           "multiprocessing/reductions.py", "_multiprocessing.SemLock", "in _new_shared", "in share_memory_"),
+      r"(?P<where>multiprocessing/(?:synchronize|shared_memory|heap)\.py|torch/multiprocessing/reductions\.py|_multiprocessing\.SemLock"
+      r"|in _new_shared\b|in share_memory_\b)",
+      "CPython 3.10 Lib/multiprocessing/synchronize.py SemLock.__init__ (sl = self._semlock = _multiprocessing.SemLock(...): a POSIX "
+      "semaphore in /dev/shm) and shared_memory.py / heap.py; pytorch/pytorch torch 2.13.0 torch/multiprocessing/reductions.py and "
+      "torch/storage.py _new_shared (real traceback: zoo/repro/sigwork/out_shm.txt)", whole_line=True),
+    W(Symptom.SHM_IN_USE, ("/dev/shm",), r"(?P<where>/dev/shm)\b",
+      "a path under /dev/shm in an error (CPython OSError's filename, NCCL's \"/dev/shm/nccl-XXXXXX\" segments in src/misc/shmutils.cc, "
+      "df -h /dev/shm)"),
+    # -- which GPU a process sees: device indices, MIG instances, the display watchdog ---------------------
+    W(Symptom.DEVICE_INDEX_ERROR, ("device >= 0 && device < num_gpus",),
+      r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED(?:[^\n]{0,200}?device=(?P<device>\d{1,3}), num_gpus=(?P<num_gpus>\d{1,3}))?",
+      "pytorch/pytorch aten/src/ATen/cuda/CUDAContext.cpp getDeviceProperties (1.x-2.x): AT_ASSERT(device >= 0 && device < num_gpus, "
+      "\"device=\", device, \", num_gpus=\", num_gpus) as c10's \"%s INTERNAL ASSERT FAILED at \\\"%s\\\":%d, please report a bug to "
+      "PyTorch. \" (also aten/src/ATen/Context.cpp getDefaultGenerator 1.0-1.4: AT_ASSERT(device >= 0 && device < num_gpus))"),
+    W(Symptom.DEVICE_INDEX_ERROR, ("invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_ERROR_INVALID_DEVICE", "Invalid device ordinal value"),
+      r"invalid device ordinal|cudaErrorInvalidDevice|CUDA_ERROR_INVALID_DEVICE|Invalid device ordinal value \((?P<device>\d{1,3})\)",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(101) = cudaErrorInvalidDevice \"invalid device ordinal\" (libcudart 13.0 on this "
+      "disk, as c10/cuda/CUDAException.cpp prints it: \"CUDA error: invalid device ordinal\"); driver API cuda.h CUDA_ERROR_INVALID_DEVICE; "
+      "tensorflow stream_executor \"Invalid device ordinal value (%d). Valid range is [0, %d].\""),
+    W(Symptom.DEVICE_INDEX_ERROR, ("but torch.cuda.device_count() is",),
+      r"Attempting to deserialize object on CUDA device (?P<device>\d{1,3}) but torch\.cuda\.device_count\(\) is (?P<num_gpus>\d{1,3})",
+      "pytorch/pytorch torch/serialization.py validate_cuda_device (1.x-2.x): f\"Attempting to deserialize object on CUDA device {device} "
+      "but torch.cuda.device_count() is {device_count}. Please use torch.load with map_location to map your storages to an existing device.\""),
+    W(Symptom.MIG_DEVICES, ("MIG ", "MIG-"),
+      r"\bMIG[- ](?P<profile>\d{1,2}g\.\d{1,3}gb)\b|\bUUID: (?P<mig_uuid>MIG-(?:GPU-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:/\d{1,2}/\d{1,2})?)"
+      r"|\b(?P<mig_uuid>MIG-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+      "NVIDIA MIG user guide, nvidia-smi -L on R470+: \"  MIG 3g.40gb     Device  0: (UUID: MIG-<uuid>)\" (R450: \"MIG-GPU-<uuid>/<gi>/<ci>\"); "
+      "the CUDA device name of a MIG instance (\"NVIDIA A100-SXM4-80GB MIG 3g.40gb\"); NVIDIA/k8s-device-plugin gpu-feature-discovery's "
+      "nvidia.com/gpu.product label with the single MIG strategy (\"NVIDIA-A100-SXM4-80GB-MIG-3g.40gb\")"),
+    W(Symptom.MIG_DEVICES, ("MIG devices:", "MIG M."), r"^\|\s{1,4}MIG devices:|\bMIG M\.\s{0,4}\|",
+      "nvidia-smi (R450+) device table: the \"MIG M.\" column header and the \"| MIG devices: |\" table of GPU/GI/CI instances"),
+    W(Symptom.LAUNCH_TIMEOUT, ("the launch timed out and was terminated", "cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT"),
+      r"the launch timed out and was terminated|cudaErrorLaunchTimeout|CUDA_ERROR_LAUNCH_TIMEOUT",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(702) = cudaErrorLaunchTimeout \"the launch timed out and was terminated\" (libcudart "
+      "13.0 on this disk); driver API cuda.h CUDA_ERROR_LAUNCH_TIMEOUT"),
+    W(Symptom.CUDA_UNKNOWN_ERROR, ("CUDA error: unknown error", "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN", "CUDA error = 999", "error=999"),
+      r"(?:CUDA error: unknown error|cudaErrorUnknown|CUDA_ERROR_UNKNOWN|CUDA error = 999(?!\d)|\berror=999\b)"
+      r"(?:[^\n]{0,120}?(?P<call>cuda(?:Device|Stream|Event)Synchronize|cudaMemcpy\w{0,12}|synchronize))?",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(999) = cudaErrorUnknown \"unknown error\" (libcudart 13.0 on this disk) as "
+      "pytorch c10/cuda/CUDAException.cpp prints it (\"CUDA error: unknown error\"); cuda-samples helper_cuda.h check() \"CUDA error at "
+      "%s:%d code=%d(%s) \\\"%s\\\"\"; rogerallen/raytracinginoneweekendincuda main.cu check_cuda: std::cerr << \"CUDA error = \" << "
+      "static_cast<unsigned int>(result) << \" at \" << file << \":\" << line << \" '\" << func"),
+    W(Symptom.WINDOWS_HOST, (":\\", ".exe", "WDDM", "win_amd64", "win32"),
+      r"(?<![\w])(?P<where>[A-Z]:\\(?:[\w .()-]{1,60}\\){0,12}[\w .()-]{0,60})|\b(?P<where>[\w-]{1,60}\.exe)\b|\b(?P<where>WDDM|win_amd64|win32)\b",
+      "Windows paths in CPython tracebacks (File \"C:\\...\\x.py\"), program names (python.exe, nvcc.exe) and nvidia-smi on Windows (the "
+      "driver model column: WDDM/TCC); wheel tags win_amd64/win32 in pip's output"),
+    # -- GPU memory of a serving engine: out of memory, and the CUDA graphs it captures --------------------
+    W(Symptom.GPU_OOM, ("CUDA out of memory. Tried to allocate", "HIP out of memory. Tried to allocate"),
+      r"(?:CUDA|HIP) out of memory\. Tried to allocate (?P<requested>\d{1,6}(?:\.\d{1,3})? [KMGT]?i?B)(?:\. GPU (?P<device>\d{1,3}) has a total "
+      r"capaci?ty of (?P<total>\d{1,6}(?:\.\d{1,3})? [KMGT]?i?B) of which (?P<free>\d{1,6}(?:\.\d{1,3})? (?:bytes|[KMGT]i?B)) is free)?",
+      "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: \"CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s "
+      "of which %s is free. \" (2.1+; 2.1 spells it \"capacty\") and \"CUDA out of memory. Tried to allocate %s (GPU %d; %s total capacity; "
+      "...)\" (1.x-2.0)"),
+    W(Symptom.GPU_OOM, ("CUDA error: out of memory", "cudaErrorMemoryAllocation"), r"CUDA error: out of memory|cudaErrorMemoryAllocation",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(2) = cudaErrorMemoryAllocation \"out of memory\" (libcudart 13.0 on this disk) as "
+      "pytorch c10/cuda/CUDAException.cpp prints it: \"CUDA error: out of memory\""),
+    W(Symptom.CUDA_GRAPH_CAPTURE, ("Capturing the model for CUDA graphs", "Graph capturing finished in", "Capturing CUDA graph",
+                                   "Capture cuda graph begin"),
+      r"Capturing the model for CUDA graphs|Graph capturing finished in \d{1,6} secs(?:, took (?P<graph_gib>[\d.]{1,8}) GiB)?|Capturing CUDA graphs?"
+      r"|Capture cuda graph begin(?:[^\n]{0,80}?avail mem=(?P<avail_gb>[\d.]{1,8}) GB)?",
+      "vllm-project/vllm v0.6.3 vllm/worker/model_runner.py capture_model: logger.info(\"Capturing the model for CUDA graphs. This may lead "
+      "to unexpected consequences ...\") and \"CUDA graphs can take additional 1~3 GiB memory per GPU\"; vllm/v1/worker/gpu_model_runner.py "
+      "(V1): \"Graph capturing finished in %.0f secs, took %.2f GiB\" after its \"Capturing CUDA graphs\" progress bar; sgl-project/sglang "
+      "python/sglang/srt/model_executor/model_runner.py: f\"Capture cuda graph begin. This can take up to several minutes. avail "
+      "mem={before_mem:.2f} GB\""),
+    W(Symptom.EVAL_FRAME, ("in evaluate", "in evaluation_loop", "in prediction_step", "in _maybe_log_save_evaluate"),
+      r"^\s{0,8}File \"[^\"\n]{0,300}transformers/trainer\.py\", line \d{1,6}, in (?P<function>evaluate|evaluation_loop|prediction_step|_maybe_log_save_evaluate)\s{0,4}$",
+      "huggingface/transformers v4.40.0 src/transformers/trainer.py: the frames of Trainer.evaluate (line 3467 output = eval_loop(...)), "
+      "evaluation_loop (3650 self.prediction_step(...)) and prediction_step (3846 outputs = model(**inputs)), called from "
+      "_maybe_log_save_evaluate (2662)", whole_line=True),
+    W(Symptom.EVAL_FRAME, ("in validat", "in evaluat", "in eval", "in val_", "in test_step", "in _evaluation_loop", "in _run_validation"),
+      r"^\s{0,8}File \"[^\"\n]{1,300}\", line \d{1,6}, in (?P<function>validate\w{0,20}|validation_step|val_step|val_epoch\w{0,10}|test_step|"
+      r"evaluate\w{0,20}|evaluation\w{0,20}|eval(?:_\w{1,20})?|_evaluation_loop|_run_validation\w{0,20})\s{0,4}$",
+      "pytorch/examples imagenet/main.py validate(val_loader, model, criterion, args) and PyTorch Lightning's LightningModule."
+      "validation_step / test_step hooks (run by loops/evaluation_loop.py _evaluation_loop): the frame a CPython traceback prints "
+      "(\"  File \\\"%s\\\", line %d, in %s\")", whole_line=True),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
