@@ -128,6 +128,15 @@ Condition = Literal[
     "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
     "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
+    # what a rank was doing before a collective timed out (mltriage.causes.evaluate, the collective-timeout block)
+    "preparation-before-timeout",  # the last thing shown before the timeout is data preparation (dataset map, tokenising)
+    "long-step-before-timeout",  # an unfinished progress bar had run about as long as the process-group timeout
+    "failed-in-preparation-barrier",  # the run failed with ranks waiting in main_process_first's barrier
+    "work-before-timeout",  # the last thing shown before the timeout is an evaluation or a checkpoint save
+    "uneven-stop",  # ranks hold different numbers of batches and the run timed out, hung or lost a rank
+    "timeout-or-hang",  # a collective timed out, or the run stopped in a hang
+    "no-root-error",  # no root-cause error of the ranks' own (timeouts and the launcher's reports are consequences)
+    "timeout-differential",  # always holds: what the timed-out collective was, and which causes it makes likelier
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]
@@ -160,6 +169,11 @@ class Cause(_Strict):
         default_factory=list,
         description="Signatures whose error findings in the same input are consequences this cause explains: they become "
         "context (a TCPStore timeout that follows a host name that cannot be resolved).",
+    )
+    warns_alone: bool = Field(
+        default=False,
+        description="Without a timed-out collective or a hang its finding is a warning: the evidence is the precursor of the "
+        "failure (ZeRO-3 meeting another module order), not yet the failure.",
     )
     outranks: bool = Field(
         default=False,

@@ -31,7 +31,10 @@ def raise_causes(findings: list[Finding], observations: Observations, run: RunMo
         finding = _evaluate(rule, findings, observations, run)
         if finding is not None:
             out.append(finding)
-    return out
+    # a cause that names this one more precisely fired too (a rank-0 evaluation before a timeout names
+    # what the generic timeout cause only lists): say it once, the precise way
+    fired = {f.signature for f in out}
+    return [f for f in out if fired.isdisjoint((library.rules[f.signature].cause or {}).get("explained_by") or [])]
 
 
 def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, run: RunModel) -> Finding | None:
@@ -71,7 +74,7 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
     held = judged + [j for j in any_of if j.holds]
     why = [w for j in held for w in j.why]
     lines = [line for j in held for line in j.lines]
-    return _finding(rule, seen, why, lines, run, findings)
+    return _finding(rule, seen, why, lines, run, findings, observations)
 
 
 def _condition(name: str, run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
@@ -116,11 +119,13 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(value is not None, [f"the run set NCCL_SOCKET_IFNAME={value}"] if value is not None else [])
     if name == "no-error":
         return Judged(not any(f.is_error for f in findings), [])
+    if name in _TIMEOUT_CONDITIONS:
+        return _TIMEOUT_CONDITIONS[name](run, findings, observations)
     raise ValueError(f"unknown cause condition {name!r}")
 
 
 def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel,
-             findings: list[Finding]) -> Finding:
+             findings: list[Finding], observations: Observations) -> Finding:
     from mltriage.engine.run_reasoning import derived_finding, last_lines_notes
 
     cited = _distinct_lines(seen)[:MAX_EVIDENCE]
@@ -157,6 +162,10 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
         finding.severity = "warning"
         finding.notes.insert(0, f"the log ends {stop.where} with no error: if the run was still going when this was "
                                 "copied, this is not a failure; if it hung here, this is the first thing to check")
+    if (rule.cause or {}).get("warns_alone") and not _timeout_or_hang(run, findings, observations).holds:
+        finding.severity = "warning"  # the precursor alone: no collective timed out, the run did not hang
+        finding.notes.insert(0, "no collective timed out and the log shows no hang: this is what makes such a run hang, "
+                                "not yet a failure")
     explained = set((rule.cause or {}).get("explains") or [])
     if explained:
         sources = {o.source for o in seen}
@@ -165,6 +174,150 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
         lines = {(o.source, o.line) for o in seen}
         _to_context(findings, lambda f: _covers(f, lines), f"explained by {rule.id}: {rule.title}")
     return finding
+
+
+# -- collective timeouts: what the ranks were doing before one timed out -----------------------------
+
+NEAR_TIMEOUT_LINES = 100  # an activity this many lines before the timeout is what its rank was doing when the others waited
+ACTIVITIES = (Symptom.DATA_PREPARATION, Symptom.EVALUATION_STARTED, Symptom.CHECKPOINT_SAVING)
+PEER_GONE = frozenset({"torch-gloo-connection-closed", "torch-rank-left-early", "torch-nccl-watchdog-timeout", "torch-gloo-timeout"})
+
+
+def _first_timeouts(observations: Observations) -> dict[str, Observation]:
+    out: dict[str, Observation] = {}
+    for o in observations.of(Symptom.COLLECTIVE_TIMEOUT):
+        if o.source not in out or o.line < out[o.source].line:
+            out[o.source] = o
+    return out
+
+
+def _last_activity(observations: Observations) -> tuple[Observation, Observation] | None:
+    """(the activity, the timeout): the last preparation, evaluation or save shown shortly before a
+    collective timed out in the same input."""
+    timeouts = _first_timeouts(observations)
+    best: tuple[Observation, Observation] | None = None
+    for symptom in ACTIVITIES:
+        for o in observations.of(symptom):
+            t = timeouts.get(o.source)
+            if o.facts.get("kind") == "barrier" or t is None or not 0 < t.line - o.line <= NEAR_TIMEOUT_LINES:
+                continue  # (a frame of main_process_first is where ranks waited, not what one rank did)
+            if best is None or o.line > best[0].line:
+                best = (o, t)
+    return best
+
+
+def _activity_words(o: Observation) -> str:
+    what = o.facts.get("what") or o.facts.get("path") or ""
+    if o.symptom is Symptom.DATA_PREPARATION:
+        return f"data preparation ({what})"
+    if o.symptom is Symptom.EVALUATION_STARTED:
+        return f"an evaluation ({what})"
+    return f"a checkpoint save ({clip(str(what), 80)})" if what else "a checkpoint save"
+
+
+def _preparation_before_timeout(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    found = _last_activity(observations)
+    if found is None or found[0].symptom is not Symptom.DATA_PREPARATION:
+        return Judged(False, [])
+    o, t = found
+    return Judged(True, [f"{_activity_words(o)} is the last thing the log shows (line {o.line}) before the collective timed out "
+                         f"(line {t.line})"], (o.text,))
+
+
+def _work_before_timeout(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    found = _last_activity(observations)
+    if found is None or found[0].symptom is Symptom.DATA_PREPARATION:
+        return Judged(False, [])
+    o, t = found
+    return Judged(True, [f"{_activity_words(o)} began at line {o.line}, and the next thing the log shows is the collective timing "
+                         f"out (line {t.line}): the other ranks were already waiting in their next collective"], (o.text,))
+
+
+def _long_step_before_timeout(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """An unfinished progress bar had run about as long as the process-group timeout when the
+    collective timed out: its rank started that work when the others started waiting."""
+    bars = observations.of(Symptom.PROGRESS_BAR)
+    for source, t in _first_timeouts(observations).items():
+        timeout_ms = t.facts.get("timeout_ms")
+        before = [b for b in bars if b.source == source and b.line < t.line]
+        if not isinstance(timeout_ms, int) or not before:
+            continue
+        bar = max(before, key=lambda b: b.line)
+        elapsed, percent = bar.facts.get("elapsed_s"), bar.facts.get("percent")
+        if isinstance(elapsed, int) and isinstance(percent, int) and percent < 100 and 0.9 <= elapsed * 1000 / timeout_ms <= 1.2:
+            desc = f" ({bar.facts['desc'].strip()})" if str(bar.facts.get("desc", "")).strip() else ""
+            return Judged(True, [f"a progress bar{desc} had run for {elapsed} s, about the process-group timeout "
+                                 f"({timeout_ms // 1000} s), and stood at {percent}% (line {bar.line}) when the collective timed "
+                                 f"out (line {t.line}): its rank was still at that work while the others waited"], (bar.text,))
+    return Judged(False, [])
+
+
+def _failed_in_preparation_barrier(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    # a traceback through main_process_first is an exception raised while the replicas waited in its barrier;
+    # an error of the ranks' own (the main process's tokeniser raising) is that error, not a timeout
+    frames = [o for o in observations.of(Symptom.DATA_PREPARATION) if o.facts.get("kind") == "barrier"]
+    if not frames or not _no_root_error(run, findings, observations).holds:
+        return Judged(False, [])
+    o = frames[0]
+    return Judged(True, [f"the ranks that failed were waiting in {o.facts.get('what')}'s barrier (line {o.line}) while the main "
+                         "process prepared the data"], (o.text,))
+
+
+def _uneven_stop(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    uneven = observations.of(Symptom.UNEVEN_INPUTS)
+    if not uneven:
+        return Judged(False, [])
+    stopped = _timeout_or_hang(run, findings, observations).holds or any(f.signature in PEER_GONE for f in findings)
+    noted = next((o for o in uneven if o.facts.get("kind") == "note"), None)
+    if not stopped and noted is None:
+        return Judged(False, [])
+    o = uneven[0]
+    words = {"iterable-dataset-length": "the DataLoader fetched more samples than the IterableDataset's length said",
+             "join": "torch's Join reported a rank that ran out of inputs",
+             "note": "the log's own note says the ranks had different numbers of batches"}.get(str(o.facts.get("kind")), "uneven inputs")
+    return Judged(True, [f"{words} (line {o.line})"], (o.text,))
+
+
+def _timeout_or_hang(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    return Judged(observations.has(Symptom.COLLECTIVE_TIMEOUT) or run.stop.kind.is_hang, [])
+
+
+def _no_root_error(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    own = [f for f in findings if f.is_error and f.role == "root-cause" and f.reported_by != "launcher"]
+    return Judged(not own, [])
+
+
+def _timeout_differential(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """Always holds: what the timed-out collective was, and which of the usual causes that makes likelier."""
+    t = min(_first_timeouts(observations).values(), key=lambda o: (o.source, o.line), default=None)
+    if t is None:
+        return Judged(True, [])
+    op, numel, seq = t.facts.get("op_type"), t.facts.get("numel_in"), t.facts.get("seq")
+    what = " ".join(x for x in (str(op) if op else "", f"SeqNum {seq}" if seq is not None else "",
+                                f"NumelIn {numel}" if numel is not None else "") if x)
+    if isinstance(seq, int) and seq <= EARLY_SEQ:
+        hint = "one of the group's first collectives: a rank still starting up or preparing data is likeliest"
+    elif op in ("BARRIER", "BROADCAST") or numel == 1:
+        hint = ("a barrier, a broadcast or a one-element all-reduce (a flag or a metric) comes from code around the training step: "
+                "work only rank 0 does (evaluation, saving, logging) or a rank-dependent branch is likelier than uneven batches")
+    elif isinstance(numel, int) and numel > 1:
+        hint = ("a tensor-sized collective inside the steps (gradients, parameters): ranks with different numbers of batches or a "
+                "data-dependent forward are likelier than rank-0 work")
+    else:
+        return Judged(True, [f"the collective that timed out: {what}"] if what else [])
+    return Judged(True, [f"the collective that timed out ({what or 'line ' + str(t.line)}) is {hint}"])
+
+
+_TIMEOUT_CONDITIONS = {
+    "timeout-differential": _timeout_differential,
+    "preparation-before-timeout": _preparation_before_timeout,
+    "long-step-before-timeout": _long_step_before_timeout,
+    "failed-in-preparation-barrier": _failed_in_preparation_barrier,
+    "work-before-timeout": _work_before_timeout,
+    "uneven-stop": _uneven_stop,
+    "timeout-or-hang": _timeout_or_hang,
+    "no-root-error": _no_root_error,
+}
 
 
 def _to_context(findings: list[Finding], which, note: str) -> None:

@@ -92,8 +92,11 @@ class Observations:
         if self._key_counts.get(key, 0) >= SATURATED:
             self._count(key)
             return
+        subject = text if wording.whole_line else message
+        if wording.symptom is Symptom.PROGRESS_BAR:  # a bar redrawn with \r: its last state is what it had reached
+            subject = subject.rstrip("\r").rsplit("\r", 1)[-1]
         try:  # every search is time-bounded, as the engine's own are: a pathological line costs its facts, not the run
-            m = wording.compiled.search((text if wording.whole_line else message)[:MATCH_CHARS], timeout=SEARCH_TIMEOUT_S)
+            m = wording.compiled.search(subject[:MATCH_CHARS], timeout=SEARCH_TIMEOUT_S)
         except TimeoutError:
             m = None
         if m is None:
