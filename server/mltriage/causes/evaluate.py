@@ -255,8 +255,11 @@ def _long_step_before_timeout(run: RunModel, findings: list[Finding], observatio
 def _failed_in_preparation_barrier(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     # a traceback through main_process_first is an exception raised while the replicas waited in its barrier;
     # an error of the ranks' own (the main process's tokeniser raising) is that error, not a timeout
+    # (a generic "unhandled exception" whose traceback shows no exception line is only these frames)
     frames = [o for o in observations.of(Symptom.DATA_PREPARATION) if o.facts.get("kind") == "barrier"]
-    if not frames or not _no_root_error(run, findings, observations).holds:
+    own = [f for f in findings if f.is_error and f.role == "root-cause" and f.reported_by != "launcher"
+           and not (f.generic and "exception_type" not in f.facts)]
+    if not frames or own:
         return Judged(False, [])
     o = frames[0]
     return Judged(True, [f"the ranks that failed were waiting in {o.facts.get('what')}'s barrier (line {o.line}) while the main "
@@ -295,8 +298,11 @@ def _timeout_differential(run: RunModel, findings: list[Finding], observations: 
     op, numel, seq = t.facts.get("op_type"), t.facts.get("numel_in"), t.facts.get("seq")
     what = " ".join(x for x in (str(op) if op else "", f"SeqNum {seq}" if seq is not None else "",
                                 f"NumelIn {numel}" if numel is not None else "") if x)
+    missing = t.facts.get("missing_ranks")
+    named = [f"monitored_barrier names rank(s) {missing} as the one(s) that never arrived (line {t.line}): read what they were doing"] \
+        if missing else []
     if isinstance(seq, int) and seq <= EARLY_SEQ:
-        hint = "one of the group's first collectives: a rank still starting up or preparing data is likeliest"
+        hint = "one of the group's first collectives, so a rank still starting up or preparing data is likeliest"
     elif op in ("BARRIER", "BROADCAST") or numel == 1:
         hint = ("a barrier, a broadcast or a one-element all-reduce (a flag or a metric) comes from code around the training step: "
                 "work only rank 0 does (evaluation, saving, logging) or a rank-dependent branch is likelier than uneven batches")
@@ -304,8 +310,8 @@ def _timeout_differential(run: RunModel, findings: list[Finding], observations: 
         hint = ("a tensor-sized collective inside the steps (gradients, parameters): ranks with different numbers of batches or a "
                 "data-dependent forward are likelier than rank-0 work")
     else:
-        return Judged(True, [f"the collective that timed out: {what}"] if what else [])
-    return Judged(True, [f"the collective that timed out ({what or 'line ' + str(t.line)}) is {hint}"])
+        return Judged(True, named + ([f"the collective that timed out was {what}"] if what else []))
+    return Judged(True, named + [f"the collective that timed out was {what or 'at line ' + str(t.line)}: {hint}"])
 
 
 _TIMEOUT_CONDITIONS = {
