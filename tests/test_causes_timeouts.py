@@ -63,7 +63,13 @@ WORDS = [
     (Symptom.PROGRESS_BAR, "train:   0%|          | 0/16 [1:02:03<?, ?it/s]\n", "tqdm format_interval H:MM:SS", {"percent": 0, "elapsed_s": 3723}),
     (Symptom.EVALUATION_STARTED, RUNNING_EVAL, "transformers 4.36.0 trainer.py", {"what": "Evaluation"}),
     (Symptom.EVALUATION_STARTED, "[default0]:Evaluating...\n", "recorded corpus/cpu/timeout_rank0_eval.log", {}),
+    (Symptom.EVALUATION_STARTED, "Validation DataLoader 0:  50%|█████     | 25/50 [00:01<00:01, 20.1it/s]\n",
+     "Lightning 2.1.0 tqdm_progress.py", {"what": "Validation"}),
     (Symptom.CHECKPOINT_SAVING, SAVING, "transformers 4.36.0 trainer.py _save", {"path": "out/checkpoint-500"}),
+    (Symptom.CHECKPOINT_SAVING, "Epoch 3, global step 1200: 'val_loss' reached 0.31522 (best 0.31522), saving model to "
+     "'/ckpt/epoch=3-step=1200.ckpt' as top 1\n", "Lightning 2.1.0 model_checkpoint.py", {"path": "'/ckpt/epoch=3-step=1200.ckpt'"}),
+    (Symptom.CHECKPOINT_SAVING, "[default0]:Saving checkpoint to /tmp/tmplm4o22l_/checkpoint.pt\n", "recorded corpus/cpu/prepare_evaluate_save_ok.log",
+     {"path": "/tmp/tmplm4o22l_/checkpoint.pt"}),
     (Symptom.CHECKPOINT_SAVING, "[2023-12-11 10:00:00,000] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Checkpoint global_step500 is about to be saved!\n",
      "DeepSpeed 0.12.6 torch_checkpoint_engine.py", {"path": "global_step500"}),
     (Symptom.TRACE_CACHE_INVALIDATED, TRACE, "DeepSpeed 0.12.6", {"step": 414}),
@@ -85,6 +91,7 @@ WORDS = [
 def test_each_wording_is_observed_with_typed_facts(symptom, line, source, facts):
     found = _observe(line).of(symptom)
     assert found, f"{symptom.value} not observed in {line!r} ({source})"
+    assert len(found) == 1, found  # one line, one observation: no two wordings say the same
     for name, value in facts.items():
         assert found[0].facts.get(name) == value and type(found[0].facts[name]) is type(value), (name, found[0].facts)
 
@@ -103,10 +110,11 @@ def test_each_new_symptom_is_tested_in_the_words_of_two_sources():
     "Filter: none\n",
     "100 %| done\n",  # not tqdm's r_bar
     "we evaluated the model yesterday and it was fine, see the attached results table for details\n",
+    "Model saving is disabled for this run\n",
 ])
 def test_near_miss_lines_are_not_observed(line):
     obs = _observe(line)
-    for symptom in (Symptom.EVALUATION_STARTED, Symptom.DATA_PREPARATION, Symptom.PROGRESS_BAR):
+    for symptom in (Symptom.EVALUATION_STARTED, Symptom.DATA_PREPARATION, Symptom.PROGRESS_BAR, Symptom.CHECKPOINT_SAVING):
         assert not obs.of(symptom), (symptom, line)
 
 

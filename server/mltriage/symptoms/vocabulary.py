@@ -427,12 +427,28 @@ WORDINGS: tuple[Wording, ...] = (
       r"\s{0,3}(?:\.{1,3}|:|!)?[\s\])=*-]{0,8}$",
       "users' training scripts as their logs show them in public issue threads of pytorch/pytorch and huggingface/accelerate "
       "(\"Evaluating...\", \"Start of validation\", \"Running evaluation\" printed before a rank-0-only eval block)", ignore_case=True),
+    W(Symptom.EVALUATION_STARTED, ("Validation DataLoader ", "Testing DataLoader ", "Validation:", "Testing:"),
+      r"(?<![\w-])(?P<what>Validation|Testing)(?: DataLoader \d{1,3})?:\s{0,3}\d{1,3}%\|",
+      "Lightning-AI/pytorch-lightning 2.1.0 src/lightning/pytorch/callbacks/progress/tqdm_progress.py: the validation bar's "
+      "desc=self.validation_description (\"Validation\", progress_bar.py) then set_description(f\"{desc} DataLoader {dataloader_idx}\"), "
+      "the test bar's \"Testing\" / f\"{self.test_description} DataLoader {dataloader_idx}\", in tqdm's l_bar"),
+    W(Symptom.EVALUATION_STARTED, ("***** Evaluating perplexity",), r"\*{5} (?P<what>Evaluating perplexity)",
+      "deepspeedai/DeepSpeedExamples applications/DeepSpeed-Chat training/step1_supervised_finetuning/main.py: print_rank_0(f\"***** "
+      "Evaluating perplexity, Epoch {epoch+1}/{args.num_train_epochs} *****\", args.global_rank)"),
     W(Symptom.CHECKPOINT_SAVING, ("Saving model checkpoint to ",), r"Saving model checkpoint to (?P<path>\S{1,300})",
       "huggingface/transformers 4.36.0 src/transformers/trainer.py Trainer._save: logger.info(f\"Saving model checkpoint to {output_dir}\") (4.x)"),
     W(Symptom.CHECKPOINT_SAVING, ("Saving model checkpoint: ", "is about to be saved!"),
       r"Saving model checkpoint: (?P<path>\S{1,300})|\[Torch\] Checkpoint (?P<path>\S{1,200}) is about to be saved!",
       "deepspeedai/DeepSpeed 0.12.6 deepspeed/runtime/engine.py _save_checkpoint: logger.info(f'Saving model checkpoint: {save_path}') and "
       "deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py: log_dist(f\"[Torch] Checkpoint {tag} is about to be saved!\")"),
+    W(Symptom.CHECKPOINT_SAVING, (", saving model to ",), r", saving model to (?P<path>'[^'\n]{1,300}'|\S{1,300}) as top \d{1,4}",
+      "Lightning-AI/pytorch-lightning 2.1.0 src/lightning/pytorch/callbacks/model_checkpoint.py _update_best_and_save (verbose=True): "
+      "rank_zero_info(f\"Epoch {epoch:d}, global step {step:d}: {self.monitor!r} reached {current:0.5f} (best {...}), saving model to "
+      "{filepath!r} as top {k}\")"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving checkpoint", "Saving model", "Saving the model", "Saving ckpt"),
+      r"^[\s#>*=\[(-]{0,8}Saving (?:the )?(?:model(?! checkpoint\b)|checkpoint|ckpt)s?\b(?:\s{1,3}(?:checkpoint\s{1,3})?(?:to|at|in)\s{1,3}(?P<path>\S{1,300}))?",
+      "users' training scripts as their logs show them in public issue threads of pytorch/pytorch and huggingface/accelerate "
+      "(\"Saving checkpoint to ...\", \"Saving model...\"; recorded: corpus/cpu/prepare_evaluate_save_ok.log)"),
     W(Symptom.TRACE_CACHE_INVALIDATED, ("Invalidate trace cache @ step ",),
       r"Invalidate trace cache @ step (?P<step>\d{1,12})(?: and module \d{1,9})?: (?:expected module (?P<expected_module>\d{1,9}), "
       r"but got module (?P<got_module>\d{1,9})|cache has only \d{1,9} modules)",
