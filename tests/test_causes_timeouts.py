@@ -77,6 +77,8 @@ WORDS = [
     (Symptom.UNEVEN_INPUTS, "UserWarning: Length of IterableDataset <__main__.Shard object at 0x7f9279279710> was reported to be 2(when "
      "accessing len(dataloader)), but 3 samples have been fetched. \n", "torch 2.13.0 dataloader.py (recorded)", {"kind": "iterable-dataset-length"}),
     (Symptom.UNEVEN_INPUTS, "RuntimeError: Rank 1 exhausted all inputs.\n", "torch 2.13.0 distributed/algorithms/join.py", {"kind": "join", "rank": 1}),
+    (Symptom.STEP_LOGGED, "[default0]:rank 0: step 2 loss 0.1136\n", "recorded corpus/cpu/timeout_uneven_iterable.log", {"rank": 0, "step": 2}),
+    (Symptom.STEP_LOGGED, "[rank 1] epoch 4 batch 41 - single_step entered\n", "users' per-rank prints", {"epoch": 4, "step": 41}),
     (Symptom.COLLECTIVE_TIMEOUT, "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 2000 ms\n", "recorded corpus/cpu/timeout_monitored_barrier.log",
      {"timeout_ms": 2000, "op_type": "BARRIER"}),
     (Symptom.COLLECTIVE_TIMEOUT, "  WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000)\n",
@@ -261,3 +263,24 @@ def test_the_cli_names_the_recorded_preparation_timeout():
     out = r.stdout.decode() if isinstance(r.stdout, bytes) else r.stdout
     assert r.returncode != 0
     assert "preparing data" in out and "ddp_timeout" in out
+
+
+def test_the_differential_reads_where_each_rank_was_when_the_collective_timed_out():
+    # users' per-rank prints ("rank N: epoch E step S loss L", as corpus/cpu/timeout_uneven_iterable.log's), a tqdm 4.x bar
+    # at the epoch's last step, and a gradient-sized ALLREDUCE (pytorch v2.2.0 ProcessGroupNCCL.cpp's watchdog line)
+    steps = "".join(f"rank {r}: epoch 3 step {s} loss 0.5\n" for s in range(40) for r in (0, 1) if not (r == 1 and s == 39))
+    bar = "Epoch 3:  99%|█████████▉| 999/1000 [12:01<00:00, 1.38it/s]\n"
+    d = diagnose_text(steps + bar + WATCHDOG.format(seq=5012, op="ALLREDUCE", numel=25557032))
+    top = d.findings[0]
+    assert top.signature == "collective-timeout-unexplained", _signatures(d)
+    assert any("rank 0 step 39 of epoch 3, rank 1 step 38 of epoch 3" in n and "rank(s) 1" in n for n in top.notes), top.notes
+    assert any("999/1000" in n and "last step of the epoch" in n for n in top.notes), top.notes
+    # ranks at the same step, and a bar mid-epoch, say neither
+    even = "".join(f"rank {r}: epoch 3 step {s} loss 0.5\n" for s in range(40) for r in (0, 1))
+    d = diagnose_text(even + "Epoch 3:  50%|█████     | 500/1000 [06:01<06:00, 1.38it/s]\n"
+                      + WATCHDOG.format(seq=5012, op="ALLREDUCE", numel=25557032))
+    assert not any("differs" in n or "last step of the epoch" in n for n in d.findings[0].notes), d.findings[0].notes
+    # steps printed long before the timeout are not where the ranks were
+    far = steps + "".join(f"unrelated line {i}\n" for i in range(1200))
+    d = diagnose_text(far + WATCHDOG.format(seq=5012, op="ALLREDUCE", numel=25557032))
+    assert not any("differs" in n for n in d.findings[0].notes)

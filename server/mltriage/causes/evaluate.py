@@ -178,6 +178,7 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
 
 # -- collective timeouts: what the ranks were doing before one timed out -----------------------------
 
+STEPS_NEAR_TIMEOUT_LINES = 1000  # the ranks' last steps count when printed this close before the timeout
 NEAR_TIMEOUT_LINES = 100  # an activity this many lines before the timeout is what its rank was doing when the others waited
 ACTIVITIES = (Symptom.DATA_PREPARATION, Symptom.EVALUATION_STARTED, Symptom.CHECKPOINT_SAVING)
 PEER_GONE = frozenset({"torch-gloo-connection-closed", "torch-rank-left-early", "torch-nccl-watchdog-timeout", "torch-gloo-timeout"})
@@ -310,8 +311,31 @@ def _timeout_differential(run: RunModel, findings: list[Finding], observations: 
         hint = ("a tensor-sized collective inside the steps (gradients, parameters): ranks with different numbers of batches or a "
                 "data-dependent forward are likelier than rank-0 work")
     else:
-        return Judged(True, named + ([f"the collective that timed out was {what}"] if what else []))
-    return Judged(True, named + [f"the collective that timed out was {what or 'at line ' + str(t.line)}: {hint}"])
+        return Judged(True, named + ([f"the collective that timed out was {what}"] if what else []) + _where_the_ranks_were(t, observations))
+    return Judged(True, named + [f"the collective that timed out was {what or 'at line ' + str(t.line)}: {hint}"] + _where_the_ranks_were(t, observations))
+
+
+def _where_the_ranks_were(t: Observation, observations: Observations) -> list[str]:
+    """What the log shows of the ranks' progress at the timeout: the last step each rank printed, and
+    a training bar at the last step of its epoch."""
+    notes: list[str] = []
+    steps = {rank: o for (source, rank), o in observations.last_steps.items() if source == t.source and o.line < t.line}
+    # only steps printed shortly before the timeout: past the scan's per-symptom cap a rank's later steps are not matched
+    if len(steps) >= 2 and all(t.line - o.line <= STEPS_NEAR_TIMEOUT_LINES for o in steps.values()):
+        at = {rank: (o.facts.get("epoch", 0), o.facts.get("step", 0)) for rank, o in steps.items()}
+        if len(set(at.values())) > 1:
+            behind = sorted(r for r, s in at.items() if s == min(at.values()))
+            listed = ", ".join(f"rank {r} step {s[1]}" + (f" of epoch {s[0]}" if "epoch" in steps[r].facts else "") for r, s in sorted(at.items()))
+            notes.append(f"the last step each rank printed before the timeout differs ({listed}): rank(s) "
+                         f"{', '.join(map(str, behind))} ran fewer batches (uneven inputs) or are stuck or busy in the next step")
+    bars = [b for b in observations.of(Symptom.PROGRESS_BAR) if b.source == t.source and b.line < t.line]
+    if bars:
+        bar = max(bars, key=lambda b: b.line)
+        done, total = bar.facts.get("done"), bar.facts.get("total")
+        if isinstance(done, int) and isinstance(total, int) and total > 1 and total - 1 <= done <= total:
+            notes.append(f"the progress bar stood at {done}/{total} (line {bar.line}): the timeout came at the last step of the "
+                         "epoch, where ranks with different numbers of batches part ways")
+    return notes
 
 
 _TIMEOUT_CONDITIONS = {

@@ -54,6 +54,7 @@ class Symptom(StrEnum):
     CHECKPOINT_SAVING = "checkpoint-saving"  # a checkpoint save began (facts: path)
     TRACE_CACHE_INVALIDATED = "zero3-trace-invalidated"  # DeepSpeed ZeRO-3 met another module order than it traced (facts: step)
     UNEVEN_INPUTS = "uneven-inputs"  # ranks hold different numbers of batches (facts: kind)
+    STEP_LOGGED = "step-logged"  # a rank printed which step it ran (facts: rank, step, epoch): per-rank step counts
     # building extensions (DeepSpeed ops, fused kernels, any torch.utils.cpp_extension build)
     NVCC_ARCH_UNSUPPORTED = "nvcc-arch-unsupported"  # the CUDA compiler does not know the GPU architecture asked for (facts: arch)
     CUDA_HEADER_MISSING = "cuda-header-missing"  # a compile could not find a CUDA toolkit header (facts: header)
@@ -119,7 +120,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
-    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int,
+    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int,
 }
 
 
@@ -412,7 +413,7 @@ WORDINGS: tuple[Wording, ...] = (
       "_goes_first -> wait_for_everyone (frames and the `with ...main_process_first(...)` line of a traceback)",
       given=(("kind", "barrier"),)),
     W(Symptom.PROGRESS_BAR, ("%|",),
-      r"(?:(?P<desc>[^\n:|\r]{1,80}):\s{0,3})?(?P<percent>\d{1,3})%\|[^\n|]{0,200}\|\s{0,2}[\d.]{1,24}[kMGTPEZY]?/[\d.]{1,24}[kMGTPEZY]?"
+      r"(?:(?P<desc>[^\n:|\r]{1,80}):\s{0,3})?(?P<percent>\d{1,3})%\|[^\n|]{0,200}\|\s{0,2}(?P<done>[\d.]{1,24}[kMGTPEZY]?)/(?P<total>[\d.]{1,24}[kMGTPEZY]?)"
       r"\s{0,2}\[(?P<elapsed_s>(?:\d{1,5}d, )?(?:\d{1,5}:)?\d{1,3}:\d\d)<",
       "tqdm/tqdm tqdm/std.py format_meter (4.19-4.70.1): l_bar \"{desc}: {percentage:3.0f}%|\", r_bar \"| {n_fmt}/{total_fmt} "
       "[{elapsed}<{remaining}, {rate_fmt}{postfix}]\", elapsed by format_interval \"[H:]MM:SS\" (recorded with tqdm 4.70.1: "
@@ -474,6 +475,11 @@ WORDINGS: tuple[Wording, ...] = (
       r"|\bru(?:n|ns|an) out of (?:data|batches|samples)\b|\bno more batches\b|\bfewer batches\b",
       "users' notes in pasted logs in public issue threads of pytorch/pytorch and Lightning-AI/pytorch-lightning (\"rank 1 does not "
       "have any batches\", \"uneven inputs across ranks\")", ignore_case=True, given=(("kind", "note"),)),
+    W(Symptom.STEP_LOGGED, ("step", "Step", "batch", "Batch", "iter", "Iter"),
+      r"(?:\b[Rr]ank[ _:\[]{0,2}(?P<rank>\d{1,6})\]?[^\n]{0,80}?)?(?:\b[Ee]poch[ :=\[]{0,2}(?P<epoch>\d{1,6})\b[^\n]{0,40}?)?"
+      r"\b(?:step|Step|batch|Batch|iter|Iter|iteration|Iteration)(?: number)?[ :=#\[]{0,3}(?P<step>\d{1,9})\b",
+      "users' per-rank progress prints in public issue threads of pytorch/pytorch (\"rank 0: epoch 0 step 2 loss ...\", \"[rank 1] batch "
+      "41\"; the rank from the text or the line's rank prefix); recorded: corpus/cpu/timeout_uneven_iterable.log and zoo/scenarios/_train.py's \"rank N: step K loss ...\""),
     W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen"),
       r"^[\s#>/*<(\[.-]{0,8}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
       r"(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled)"
