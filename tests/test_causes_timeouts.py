@@ -79,6 +79,9 @@ WORDS = [
     (Symptom.UNEVEN_INPUTS, "RuntimeError: Rank 1 exhausted all inputs.\n", "torch 2.13.0 distributed/algorithms/join.py", {"kind": "join", "rank": 1}),
     (Symptom.STEP_LOGGED, "[default0]:rank 0: step 2 loss 0.1136\n", "recorded corpus/cpu/timeout_uneven_iterable.log", {"rank": 0, "step": 2}),
     (Symptom.STEP_LOGGED, "[rank 1] epoch 4 batch 41 - single_step entered\n", "users' per-rank prints", {"epoch": 4, "step": 41}),
+    (Symptom.COLLECTIVE_TIMEOUT, "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+     "store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)\n", "torch 1.8-1.13 distributed_c10d.py",
+     {"op_type": "BARRIER", "nranks": 8, "joined": 1}),
     (Symptom.COLLECTIVE_TIMEOUT, "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 2000 ms\n", "recorded corpus/cpu/timeout_monitored_barrier.log",
      {"timeout_ms": 2000, "op_type": "BARRIER"}),
     (Symptom.COLLECTIVE_TIMEOUT, "  WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000)\n",
@@ -284,3 +287,18 @@ def test_the_differential_reads_where_each_rank_was_when_the_collective_timed_ou
     far = steps + "".join(f"unrelated line {i}\n" for i in range(1200))
     d = diagnose_text(far + WATCHDOG.format(seq=5012, op="ALLREDUCE", numel=25557032))
     assert not any("differs" in n for n in d.findings[0].notes)
+
+
+def test_preprocessing_before_init_outlasting_the_store_based_barrier_is_the_preparation_cause():
+    # rank 0 tokenised before init_process_group (transformers run_clm.py's desc in datasets 2.x's bar); the others'
+    # store-based barrier timed out (torch 2.0+ distributed_c10d.py _store_based_barrier)
+    log = ("Running tokenizer on dataset:  61%|██████    | 610000/1000000 [29:58<18:51, 339.2 examples/s]\n"
+           "[rank1]: torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank 1, for key: "
+           "store_based_barrier_key:1 (world_size=2, num_workers_joined=1, timeout=0:30:00 error=wait timeout after 1800000ms, keys: "
+           "/store_based_barrier_key:1:last_worker)\n")
+    d = diagnose_text(log)
+    assert d.findings[0].signature == "collective-timeout-at-start", _signatures(d)
+    assert all(f.role != "root-cause" for f in d.findings if f.signature == "torch-store-based-barrier-timeout")
+    # the same barrier timeout alone stays the store-based-barrier finding (it names the ranks that joined)
+    alone = diagnose_text(log.split("\n", 1)[1])
+    assert alone.findings[0].signature == "torch-store-based-barrier-timeout", _signatures(alone)

@@ -120,7 +120,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
-    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int,
+    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
 }
 
 
@@ -396,6 +396,13 @@ WORDINGS: tuple[Wording, ...] = (
       "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp monitoredBarrier (1.10-2.13): \"Ranks \" ranksStr \" failed to pass "
       "monitoredBarrier in \" ms \" ms\" on rank 0 and \"Rank \" r \" timed out in monitoredBarrier after \" ms \" ms.\" (strings of "
       "libtorch_cpu.so 2.13.0; recorded: corpus/cpu/gloo_monitored_barrier.log)", given=(("op_type", "BARRIER"),)),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("in store based barrier on rank",),
+      r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d{1,7}), for key: \S{1,200} "
+      r"\(world_size=(?P<nranks>\d{1,7}), (?:worker_count|num_workers_joined)=(?P<joined>\d{1,7})",
+      "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier: \"Timed out initializing process group in store based "
+      "barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})\" (1.8-1.13) and \"... on rank {rank}, for key: "
+      "{store_key} (world_size={world_size}, num_workers_joined={worker_count}, timeout={timeout} error={e})\" (2.0+)",
+      given=(("op_type", "BARRIER"),)),
     # -- what the ranks were doing before a collective timed out: each rank's own work that the others
     #    wait for in their next collective (the collective-timeout causes read these) ------------------
     W(Symptom.DATA_PREPARATION, ("Map:", "Map (num_proc=", "Filter:", "Filter (num_proc="),
