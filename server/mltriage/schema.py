@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from mltriage.run_model.model import Phase, Silence, StopKind
 from mltriage.symptoms.vocabulary import Symptom
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -138,9 +139,11 @@ Condition = Literal[
     "no-root-error",  # no root-cause error of the ranks' own (timeouts and the launcher's reports are consequences)
     "timeout-differential",  # always holds: what the timed-out collective was, and which causes it makes likelier
 ]
-StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
-PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]
-SymptomName = Literal[tuple(s.value for s in Symptom)]  # type: ignore[valid-type]  # the vocabulary owns the names
+# the names come from their owners: the run model's enums and the vocabulary
+StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]
+PhaseName = Literal[tuple(p.label for p in Phase)]  # type: ignore[valid-type]
+SilenceName = Literal[tuple(s.value for s in Silence)]  # type: ignore[valid-type]
+SymptomName = Literal[tuple(s.value for s in Symptom)]  # type: ignore[valid-type]
 
 
 class Cause(_Strict):
@@ -156,6 +159,10 @@ class Cause(_Strict):
         default=None,
         description="Where a silent stop (the log just ends, hang-silent) counts, when narrower than stopped_in: a paste cut "
         "during set-up looks like a healthy one; a hang the user noted or dumped counts in every phase of stopped_in.",
+    )
+    silence: list[SilenceName] = Field(
+        default_factory=list,
+        description="Only a silent stop of one of these kinds (where the log ended: nccl-setup, benchmark-header, benchmark-rows, ...).",
     )
     requires: list[Condition] = Field(default_factory=list)
     requires_any: list[Condition] = Field(default_factory=list, description="At least one of these holds.")

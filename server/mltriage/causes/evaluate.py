@@ -58,6 +58,9 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, r
     phases = spec.get("stopped_in") or []
     if phases and run.stop.phase.label not in phases:
         return None
+    silences = spec.get("silence") or []
+    if silences and (run.stop.silence is None or run.stop.silence.value not in silences):
+        return None
     silent_in = spec.get("silent_in")
     if silent_in is not None and run.stop.kind is StopKind.HANG_SILENT and run.stop.phase.label not in silent_in:
         return None

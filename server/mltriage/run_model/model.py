@@ -68,14 +68,16 @@ class Silence(StrEnum):
 
     NCCL_SETUP = "nccl-setup"  # NCCL set-up lines, then nothing (a healthy paste can end so too)
     BENCHMARK_START = "benchmark-start"  # a benchmark's device list, no results header
-    BENCHMARK_HEADER = "benchmark-header"  # the results header, no row
+    BENCHMARK_HEADER = "benchmark-header"  # the results header (or a matrix's title), no row under it
+    BENCHMARK_ROWS = "benchmark-rows"  # result rows, then nothing: no summary (a paste of part of a table looks the same)
+    BENCHMARK_ROW_OPEN = "benchmark-row-open"  # a row's size printed, its times never: that size's collective did not return
     PROGRESS_ZERO = "progress-zero"  # a progress bar at zero
 
     @property
     def could_be_a_cut(self) -> bool:
         """A pasted excerpt cut here looks the same as a run that hung here: what it suggests is a
         suspicion (a warning), not a verdict."""
-        return self in (Silence.NCCL_SETUP, Silence.BENCHMARK_START)
+        return self in (Silence.NCCL_SETUP, Silence.BENCHMARK_START, Silence.BENCHMARK_ROWS)
 
 
 @dataclass(slots=True)

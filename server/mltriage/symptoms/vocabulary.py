@@ -63,6 +63,8 @@ class Symptom(StrEnum):
     HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
     SOCKET_ADDRESS_INVALID = "socket-address-invalid"  # NCCL was handed a socket address that is no address (facts: family)
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
+    # the platform's services
+    FABRIC_MANAGER_DOWN = "fabric-manager-down"  # NVIDIA Fabric Manager (NVSwitch set-up) failed to start (facts: fm_version, driver_version)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
@@ -169,6 +171,27 @@ WORDINGS: tuple[Wording, ...] = (
       "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py 0.4.1+: logger.info(\"vLLM is using nccl==%s\", ...)"),
     W(Symptom.COMM_INIT_STARTED, ("Bootstrap : Using", "Bootstrap: Using"), r"Bootstrap ?: Using",
       "NVIDIA/nccl src/bootstrap.cc: \"Bootstrap : Using %s\" (2.4-2.22), \"Bootstrap: Using %s\" (2.23+)"),
+    # the frameworks' own words for "distributed set-up starts here" (their NCCL communicators come up right after)
+    W(Symptom.COMM_INIT_STARTED, ("distributed_init_method=",),
+      r"\bworld_size=(?P<nranks>\d{1,7}) rank=\d{1,7} local_rank=-?\d{1,4} distributed_init_method=\S{1,300} backend=\w{1,12}",
+      "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment: logger.debug(\"world_size=%d rank=%d "
+      "local_rank=%d \" \"distributed_init_method=%s backend=%s\", ...) (0.4.1-0.9) and the same format on one line (0.10+)"),
+    W(Symptom.COMM_INIT_STARTED, ("GPU P2P access cache",),
+      r"\b(?:reading GPU P2P access cache from|generating GPU P2P access cache in) \S{1,300}",
+      "vllm-project/vllm gpu_p2p_access_check: logger.info(\"reading GPU P2P access cache from %s\", path) and \"generating GPU P2P "
+      "access cache in %s\" (vllm/distributed/utils.py 0.4.1, device_communicators/custom_all_reduce_utils.py 0.4.2+): the "
+      "custom all-reduce's peer-to-peer test, run while the TP group is set up", given=(("stage", "p2p-check"),)),
+    W(Symptom.COMM_INIT_STARTED, ("Init torch distributed begin",), r"\bInit torch distributed begin\.",
+      "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
+      "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
+    W(Symptom.COMM_INIT_STARTED, ("Initializing distributed: GLOBAL_RANK:", "initializing distributed: GLOBAL_RANK:",
+                                  "All distributed processes registered"),
+      r"[Ii]nitializing distributed: GLOBAL_RANK: \d{1,7}, MEMBER: \d{1,7}/(?P<nranks>\d{1,7})|All distributed processes registered\. "
+      r"Starting with (?P<nranks>\d{1,7}) process",
+      "Lightning-AI/lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection: log.info(f\"Initializing "
+      "distributed: GLOBAL_RANK: {global_rank}, MEMBER: {global_rank + 1}/{world_size}\") and rank_zero_info(f\"All distributed "
+      "processes registered. Starting with {world_size} processes\") (2.x; pytorch_lightning 1.x ddp.py: \"initializing "
+      "distributed: GLOBAL_RANK: ...\")"),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
       r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?\d{1,7}(?:\[[0-9a-fx]{1,16}\])? -> \d{1,7}(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
       "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "
@@ -195,6 +218,11 @@ WORDINGS: tuple[Wording, ...] = (
       "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu (b3000+): GGML_LOG_INFO(\"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") "
       "and ggml-cuda.cu before the ggml/ move: fprintf(stderr, \"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") (also what ollama "
       "prints, as ggml_init_cublas / ggml_cuda_init)"),
+    # printed only when the process sees more than one GPU: its words imply two or more (a lower bound)
+    W(Symptom.GPUS_DESCRIBED, ("as main device",), r"\bggml_cuda_set_main_device: using device \d{1,2} \((?P<model>[^()\n]{2,60})\) as main device",
+      "ggml-org/llama.cpp ggml-cuda.cu (2023, also vendored by ollama): ggml_cuda_set_main_device() prints "
+      "fprintf(stderr, \"%s: using device %d (%s) as main device\\n\", __func__, g_main_device, prop.name) inside "
+      "`if (g_device_count > 1)`; ggml-xrt/ggml-test forks keep the same guard", given=(("count", 2),)),
     # "2x RTX 3090", "8 × A100-SXM4", "two RTX A6000 GPUs", "4 Nvidia RTX A5000": how users describe their machine
     W(Symptom.GPUS_DESCRIBED, _GPU_MODEL_LITERALS,
       r"(?<!\|\s{0,8})(?<![\w.])(?P<count>[1-9]\d{0,2}|two|three|four|six|eight|sixteen|dual|quad)\s{0,2}(?:[x×X*]\s{0,2}|\s)(?:NVIDIA\s|Nvidia\s|nvidia\s)?"
@@ -261,6 +289,21 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl v2.23.4-1..v2.28.9-1 src/transport/shm.cc: CUCHECK/CUDACHECK in the cuMem host-memory path (cuMemImportFromShareableHandle, "
       "cudaGetDevice...) failing with include/checks.h WARN(\"Cuda failure '%s'\") under debug.cc's \"[%d] %s:%d NCCL WARN \" prefix",
       whole_line=True),
+    # -- the platform's services -------------------------------------------------------------------
+    W(Symptom.FABRIC_MANAGER_DOWN, ("fabric manager NVIDIA GPU driver interface version",),
+      r"fabric manager NVIDIA GPU driver interface version (?P<fm_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?) do(?:es)?n['’]t match "
+      r"with driver version (?P<driver_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?)",
+      "NVIDIA Fabric Manager (nv-fabricmanager, closed source) start-up check as it logs it to the journal: \"fabric manager NVIDIA "
+      "GPU driver interface version %s don't match with driver version %s. Please update with matching NVIDIA driver package.\" "
+      "(releases 460-590) and \"... doesn't match with driver version %s. Please update with the matching NVIDIA driver package.\" "
+      "(newer releases)"),
+    W(Symptom.FABRIC_MANAGER_DOWN, ("nvidia-fabricmanager.service:", "NVIDIA fabric manager service", "nv-fabricmanager "),
+      r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: (?:(?:Main|Control) process exited, code=\w{1,10}, "
+      r"status=[1-9]\d{0,2}/\w{1,20}|Failed with result '[\w-]{1,30}')|ExecStart=\S{0,80}nv-fabricmanager\b[^\n]{0,200}\(code=\w{1,10}, status=[1-9]\d{0,2}/",
+      "systemd's words for a unit that failed, with the unit NVIDIA's nvidia-fabricmanager package installs (Description=NVIDIA "
+      "fabric manager service, ExecStart=/usr/bin/nv-fabricmanager): systemd src/core/job.c \"Failed to start %s.\" (v219-v255), "
+      "src/core/service.c log_unit_warning \"%s process exited, code=%s, status=%i/%s\" and \"Failed with result '%s'.\" (v230+), "
+      "systemctl status's \"Process: %u ExecStart=%s (code=%s, status=%i/%s)\" line"),
     # -- any error a logger reported ---------------------------------------------------------------
     W(Symptom.ERROR_LOGGED, ("ERROR", "FATAL", "CRITICAL"),
       r"^\s{0,4}(?:\[(?:ERROR|FATAL|CRITICAL)\]|(?:ERROR|FATAL|CRITICAL)(?::(?:[\w.]{1,40}:)?|\s{1,4}\d\d-\d\d \d\d:\d\d:\d\d\S{0,8}\s{1,4}[^\]\n]{0,80}\]|\s{1,2}-\s|\s{0,2}\|))"
