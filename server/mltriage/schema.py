@@ -151,6 +151,15 @@ Condition = Literal[
     "oom-in-eval",  # the GPU OOM's traceback runs through an evaluation/validation loop
     "serving-engine",  # the run is vLLM or SGLang (its framework lines, or its CUDA graph capture lines)
     "shared-memory",  # the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)
+    # what a rank was doing before a collective timed out (mltriage.causes.evaluate, the collective-timeout block)
+    "preparation-before-timeout",  # the last thing shown before the timeout is data preparation (dataset map, tokenising)
+    "long-step-before-timeout",  # an unfinished progress bar had run about as long as the process-group timeout
+    "failed-in-preparation-barrier",  # the run failed with ranks waiting in main_process_first's barrier
+    "work-before-timeout",  # the last thing shown before the timeout is an evaluation or a checkpoint save
+    "uneven-stop",  # ranks hold different numbers of batches and the run timed out, hung or lost a rank
+    "timeout-or-hang",  # a collective timed out, or the run stopped in a hang
+    "no-root-error",  # no root-cause error of the ranks' own (timeouts and the launcher's reports are consequences)
+    "timeout-differential",  # always holds: what the timed-out collective was, and which causes it makes likelier
 ]
 # the names come from their owners: the run model's enums and the vocabulary
 StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]
@@ -189,6 +198,11 @@ class Cause(_Strict):
         default_factory=list,
         description="Signatures whose error findings in the same input are consequences this cause explains: they become "
         "context (a TCPStore timeout that follows a host name that cannot be resolved).",
+    )
+    warns_alone: bool = Field(
+        default=False,
+        description="Without a timed-out collective or a hang its finding is a warning: the evidence is the precursor of the "
+        "failure (ZeRO-3 meeting another module order), not yet the failure.",
     )
     outranks: bool = Field(
         default=False,

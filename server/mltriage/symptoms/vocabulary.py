@@ -52,6 +52,14 @@ class Symptom(StrEnum):
     STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
     KILLED_BY_SIGNAL = "killed-by-signal"  # a shell, container runtime or IDE reports a process killed (facts: signal)
     USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
+    # what the ranks were doing before a collective timed out (collective-timeout causes)
+    DATA_PREPARATION = "data-preparation"  # dataset map/tokenise/filter, main_process_first (facts: what, kind)
+    PROGRESS_BAR = "progress-bar"  # a tqdm bar (facts: desc, percent, elapsed_s): how long one rank's own work had run
+    EVALUATION_STARTED = "evaluation-started"  # an evaluation/validation loop began (facts: what)
+    CHECKPOINT_SAVING = "checkpoint-saving"  # a checkpoint save began (facts: path)
+    TRACE_CACHE_INVALIDATED = "zero3-trace-invalidated"  # DeepSpeed ZeRO-3 met another module order than it traced (facts: step)
+    UNEVEN_INPUTS = "uneven-inputs"  # ranks hold different numbers of batches (facts: kind)
+    STEP_LOGGED = "step-logged"  # a rank printed which step it ran (facts: rank, step, epoch): per-rank step counts
     # building extensions (DeepSpeed ops, fused kernels, any torch.utils.cpp_extension build)
     NVCC_ARCH_UNSUPPORTED = "nvcc-arch-unsupported"  # the CUDA compiler does not know the GPU architecture asked for (facts: arch)
     CUDA_HEADER_MISSING = "cuda-header-missing"  # a compile could not find a CUDA toolkit header (facts: header)
@@ -142,6 +150,15 @@ def _precision(text: str) -> Precision:
     raise ValueError(text)  # a word no precision is spelled with: the fact is dropped
 
 
+def _clock(text: str) -> int:
+    """tqdm's format_interval: "[H:]MM:SS" (and "Nd, H:MM:SS" past a day), in seconds."""
+    days, _, clock = text.rpartition("d, ")
+    total = 0
+    for part in clock.split(":"):
+        total = total * 60 + int(part)
+    return total + (int(days) * 86400 if days else 0)
+
+
 def _bool(text: str) -> bool:
     return text.lower() in ("true", "1", "yes")
 
@@ -151,6 +168,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
     "shm": _bool, "num_gpus": _int, "nodes": _count,
+    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
 }
 
 
@@ -697,7 +715,8 @@ WORDINGS: tuple[Wording, ...] = (
       "(\"  File \\\"%s\\\", line %d, in %s\")", whole_line=True),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
-      r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})"
+      r"(?:, TensorShape=\[[^\]\n]{0,200}\])?(?:, NumelIn=(?P<numel_in>-?\d{1,15}))?[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
       "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: \"Watchdog caught collective operation timeout: \" + WorkNCCL's "
       "repr: \"WorkNCCL(OpType=..., Timeout(ms)=...)\" (1.10-1.12), \"WorkNCCL(SeqNum=..., OpType=..., ..., Timeout(ms)=...)\" (1.13-2.x)"),
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",), r"Watchdog caught collective operation timeout:?\s{0,4}$",
@@ -712,6 +731,112 @@ WORDINGS: tuple[Wording, ...] = (
       "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\""),
     W(Symptom.COLLECTIVE_TIMEOUT, ("Timed out waiting",), r"\] Timed out waiting (?P<timeout_ms>\d{1,12})ms for (?:recv|send) operation to complete",
       "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc: GLOO_ENFORCE \"Timed out waiting \", timeout.count(), \"ms for recv operation to complete\""),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("] Caught collective operation timeout: ",),
+      r"\] Caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (1.11-2.1) WorkNCCL::synchronizeInternal under NCCL_BLOCKING_WAIT=1: "
+      "c10::str(\"[Rank \", rank_, \"] \", \"Caught collective operation timeout: \", (*this), \" ran for \", ..., \" milliseconds before timing out.\")"),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("WorkNCCL(",),
+      r"^\s{0,8}WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?[^\n]{0,40}?OpType=(?P<op_type>\w{1,40})(?:, TensorShape=\[[^\]\n]{0,200}\])?"
+      r"(?:, NumelIn=(?P<numel_in>-?\d{1,15}))?[^\n]{0,300}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      "pytorch/pytorch ProcessGroupNCCL.cpp (1.11-2.x): the watchdog line's WorkNCCL repr (\"WorkNCCL(SeqNum=, OpType=, NumelIn=, NumelOut=, "
+      "Timeout(ms)=)\" 2.2+) wrapped onto a line of its own after \"Watchdog caught collective operation timeout:\""),
+    W(Symptom.COLLECTIVE_TIMEOUT, (" failed to pass monitoredBarrier in ", " timed out in monitoredBarrier after "),
+      r"Ranks? (?P<missing_ranks>\d{1,7}(?:, \d{1,7}){0,64}) failed to pass monitoredBarrier in (?P<timeout_ms>\d{1,12}) ms"
+      r"|Rank \d{1,7} timed out in monitoredBarrier after (?P<timeout_ms>\d{1,12}) ms",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp monitoredBarrier (1.10-2.13): \"Ranks \" ranksStr \" failed to pass "
+      "monitoredBarrier in \" ms \" ms\" on rank 0 and \"Rank \" r \" timed out in monitoredBarrier after \" ms \" ms.\" (strings of "
+      "libtorch_cpu.so 2.13.0; recorded: corpus/cpu/gloo_monitored_barrier.log)", given=(("op_type", "BARRIER"),)),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("in store based barrier on rank",),
+      r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d{1,7}), for key: \S{1,200} "
+      r"\(world_size=(?P<nranks>\d{1,7}), (?:worker_count|num_workers_joined)=(?P<joined>\d{1,7})",
+      "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier: \"Timed out initializing process group in store based "
+      "barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})\" (1.8-1.13) and \"... on rank {rank}, for key: "
+      "{store_key} (world_size={world_size}, num_workers_joined={worker_count}, timeout={timeout} error={e})\" (2.0+)",
+      given=(("op_type", "BARRIER"),)),
+    # -- what the ranks were doing before a collective timed out: each rank's own work that the others
+    #    wait for in their next collective (the collective-timeout causes read these) ------------------
+    W(Symptom.DATA_PREPARATION, ("Map:", "Map (num_proc=", "Filter:", "Filter (num_proc="),
+      r"(?<![\w-])(?P<what>Map|Filter)(?: \(num_proc=\d{1,4}\))?:\s{0,3}\d{1,3}%\|",
+      "huggingface/datasets 2.14.0 src/datasets/arrow_dataset.py: map's tqdm desc=desc or \"Map\", (desc or \"Map\") + f\" (num_proc={num_proc})\", "
+      "filter's desc or \"Filter\", printed by tqdm's l_bar \"{desc}: {percentage:3.0f}%|\"", given=(("kind", "dataset-map"),)),
+    W(Symptom.DATA_PREPARATION, ("Running tokenizer on dataset", "Grouping texts in chunks of", "Running tokenizer on train dataset"),
+      r"(?P<what>Running tokenizer on (?:train |validation |prediction )?dataset|Grouping texts in chunks of \d{1,7})",
+      "huggingface/transformers examples/pytorch/language-modeling/run_clm.py and run_mlm.py (4.12+): raw_datasets.map(..., desc=\"Running "
+      "tokenizer on dataset\") and desc=f\"Grouping texts in chunks of {block_size}\" (copied by many training scripts)",
+      given=(("kind", "dataset-map"),)),
+    W(Symptom.DATA_PREPARATION, ("main_process_first", "_goes_first"), r"(?:, in |\.)(?P<what>main_process_first|_goes_first)\b",
+      "huggingface/transformers 4.36.0 src/transformers/training_args.py TrainingArguments.main_process_first: the replicas wait in "
+      "dist.barrier() while the main process works; huggingface/accelerate 0.25.0 src/accelerate/state.py main_process_first -> "
+      "_goes_first -> wait_for_everyone (frames and the `with ...main_process_first(...)` line of a traceback)",
+      given=(("kind", "barrier"),)),
+    W(Symptom.PROGRESS_BAR, ("%|",),
+      r"(?:(?P<desc>[^\n:|\r]{1,80}):\s{0,3})?(?P<percent>\d{1,3})%\|[^\n|]{0,200}\|\s{0,2}(?P<done>[\d.]{1,24}[kMGTPEZY]?)/(?P<total>[\d.]{1,24}[kMGTPEZY]?)"
+      r"\s{0,2}\[(?P<elapsed_s>(?:\d{1,5}d, )?(?:\d{1,5}:)?\d{1,3}:\d\d)<",
+      "tqdm/tqdm tqdm/std.py format_meter (4.19-4.70.1): l_bar \"{desc}: {percentage:3.0f}%|\", r_bar \"| {n_fmt}/{total_fmt} "
+      "[{elapsed}<{remaining}, {rate_fmt}{postfix}]\", elapsed by format_interval \"[H:]MM:SS\" (recorded with tqdm 4.70.1: "
+      "corpus/cpu/gloo_stall_progress.log)"),
+    W(Symptom.EVALUATION_STARTED, ("***** Running Evaluation *****", "***** Running Prediction *****"),
+      r"\*{5} Running (?P<what>Evaluation|Prediction) \*{5}",
+      "huggingface/transformers 4.36.0 src/transformers/trainer.py evaluation_loop/prediction_loop: logger.info(f\"***** Running "
+      "{description} *****\") with description \"Evaluation\" (Trainer.evaluate) or \"Prediction\" (4.0+)"),
+    W(Symptom.EVALUATION_STARTED, ("Evaluat", "evaluat", "EVALUAT", "Validat", "validat", "VALIDAT"),
+      r"^[\s#>*=\[(-]{0,8}(?:(?:start(?:ing|ed)?|begin(?:ning)?|running|run)\s{1,3}(?:of\s{1,3}|the\s{1,3})?)?"
+      r"(?P<what>evaluat(?:e|ion|ing)|validat(?:e|ion|ing))\b(?:\s{1,3}(?:the\s{1,3})?(?:results?|model|loop|set|epoch(?:\s{1,2}\d{1,6})?))?"
+      r"\s{0,3}(?:\.{1,3}|:|!)?[\s\])=*-]{0,8}$",
+      "users' training scripts as their logs show them in public issue threads of pytorch/pytorch and huggingface/accelerate "
+      "(\"Evaluating...\", \"Start of validation\", \"Running evaluation\" printed before a rank-0-only eval block)", ignore_case=True),
+    W(Symptom.EVALUATION_STARTED, ("Validation DataLoader ", "Testing DataLoader ", "Validation:", "Testing:"),
+      r"(?<![\w-])(?P<what>Validation|Testing)(?: DataLoader \d{1,3})?:\s{0,3}\d{1,3}%\|",
+      "Lightning-AI/pytorch-lightning 2.1.0 src/lightning/pytorch/callbacks/progress/tqdm_progress.py: the validation bar's "
+      "desc=self.validation_description (\"Validation\", progress_bar.py) then set_description(f\"{desc} DataLoader {dataloader_idx}\"), "
+      "the test bar's \"Testing\" / f\"{self.test_description} DataLoader {dataloader_idx}\", in tqdm's l_bar"),
+    W(Symptom.EVALUATION_STARTED, ("***** Evaluating perplexity",), r"\*{5} (?P<what>Evaluating perplexity)",
+      "deepspeedai/DeepSpeedExamples applications/DeepSpeed-Chat training/step1_supervised_finetuning/main.py: print_rank_0(f\"***** "
+      "Evaluating perplexity, Epoch {epoch+1}/{args.num_train_epochs} *****\", args.global_rank)"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving model checkpoint to ",), r"Saving model checkpoint to (?P<path>\S{1,300})",
+      "huggingface/transformers 4.36.0 src/transformers/trainer.py Trainer._save: logger.info(f\"Saving model checkpoint to {output_dir}\") (4.x)"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving model checkpoint: ", "is about to be saved!"),
+      r"Saving model checkpoint: (?P<path>\S{1,300})|\[Torch\] Checkpoint (?P<path>\S{1,200}) is about to be saved!",
+      "deepspeedai/DeepSpeed 0.12.6 deepspeed/runtime/engine.py _save_checkpoint: logger.info(f'Saving model checkpoint: {save_path}') and "
+      "deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py: log_dist(f\"[Torch] Checkpoint {tag} is about to be saved!\")"),
+    W(Symptom.CHECKPOINT_SAVING, (", saving model to ",), r", saving model to (?P<path>'[^'\n]{1,300}'|\S{1,300}) as top \d{1,4}",
+      "Lightning-AI/pytorch-lightning 2.1.0 src/lightning/pytorch/callbacks/model_checkpoint.py _update_best_and_save (verbose=True): "
+      "rank_zero_info(f\"Epoch {epoch:d}, global step {step:d}: {self.monitor!r} reached {current:0.5f} (best {...}), saving model to "
+      "{filepath!r} as top {k}\")"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving checkpoint", "Saving model", "Saving the model", "Saving ckpt"),
+      r"^[\s#>*=\[(-]{0,8}Saving (?:the )?(?:model(?! checkpoint\b)|checkpoint|ckpt)s?\b(?:\s{1,3}(?:checkpoint\s{1,3})?(?:to|at|in)\s{1,3}(?P<path>\S{1,300}))?",
+      "users' training scripts as their logs show them in public issue threads of pytorch/pytorch and huggingface/accelerate "
+      "(\"Saving checkpoint to ...\", \"Saving model...\"; recorded: corpus/cpu/prepare_evaluate_save_ok.log)"),
+    W(Symptom.TRACE_CACHE_INVALIDATED, ("Invalidate trace cache @ step ",),
+      r"Invalidate trace cache @ step (?P<step>\d{1,12})(?: and module \d{1,9})?: (?:expected module (?P<expected_module>\d{1,9}), "
+      r"but got module (?P<got_module>\d{1,9})|cache has only \d{1,9} modules)",
+      "deepspeedai/DeepSpeed deepspeed/runtime/zero/partitioned_param_coordinator.py trace_prologue: print_rank_0(f\"Invalidate trace cache "
+      "@ step {self.__step_id}: expected module {expected_module_id}, but got module {sub_module.id}\") (0.8.3; force=True in 0.12.6, "
+      "sub_module.ds_id and force=self.__log_trace_cache_warnings in 0.16.4) and \"Invalidate trace cache @ step {step} and module {id}: "
+      "cache has only {n} modules\" (0.12.6, 0.16.4)"),
+    W(Symptom.UNEVEN_INPUTS, ("Length of IterableDataset ",),
+      r"Length of IterableDataset [^\n]{1,300}? was reported to be (?P<reported>\d{1,12}) ?\(when accessing len\(dataloader\)\), but "
+      r"(?P<fetched>\d{1,12}) samples have been fetched",
+      "pytorch/pytorch torch/utils/data/dataloader.py _BaseDataLoaderIter.__next__: warnings.warn(f\"Length of IterableDataset {...} was reported "
+      "to be {...}(when accessing len(dataloader)), but {...} samples have been fetched. \") (2.13.0; a space before '(' in 1.x)",
+      given=(("kind", "iterable-dataset-length"),)),
+    W(Symptom.UNEVEN_INPUTS, ("exhausted all inputs", "Detected at least one rank that exhausted inputs"),
+      r"Rank (?P<rank>\d{1,7}) exhausted all inputs|Detected at least one rank that exhausted inputs",
+      "pytorch/pytorch torch/distributed/algorithms/join.py (1.10-2.13): RuntimeError(f\"Rank {self._rank} exhausted all inputs.\") and "
+      "\"Detected at least one rank that exhausted inputs. Throwing across all ranks.\" (Join(throw_on_early_termination=True))",
+      given=(("kind", "join"),)),
+    W(Symptom.UNEVEN_INPUTS, ("uneven", "Uneven", "unequal", "Unequal", "different number of", "Different number of", "have any batch",
+                              "out of data", "out of batches", "no more batches", "fewer batches"),
+      r"\b(?:uneven|unequal)\s{1,3}(?:data|inputs?|shards?|splits?|batch(?:es)?|number of (?:batches|samples|steps))\b"
+      r"|\bdifferent numbers? of (?:batches|steps|iterations|samples)\b|\b(?:does not|doesn't|did not|didn't) have (?:any )?(?:more )?batch(?:es)?\b"
+      r"|\bru(?:n|ns|an) out of (?:data|batches|samples)\b|\bno more batches\b|\bfewer batches\b",
+      "users' notes in pasted logs in public issue threads of pytorch/pytorch and Lightning-AI/pytorch-lightning (\"rank 1 does not "
+      "have any batches\", \"uneven inputs across ranks\")", ignore_case=True, given=(("kind", "note"),)),
+    W(Symptom.STEP_LOGGED, ("step", "Step", "batch", "Batch", "iter", "Iter"),
+      r"(?:\b[Rr]ank[ _:\[]{0,2}(?P<rank>\d{1,6})\]?[^\n]{0,80}?)?(?:\b[Ee]poch[ :=\[]{0,2}(?P<epoch>\d{1,6})\b[^\n]{0,40}?)?"
+      r"\b(?:step|Step|batch|Batch|iter|Iter|iteration|Iteration)(?: number)?[ :=#\[]{0,3}(?P<step>\d{1,9})\b",
+      "users' per-rank progress prints in public issue threads of pytorch/pytorch (\"rank 0: epoch 0 step 2 loss ...\", \"[rank 1] batch "
+      "41\"; the rank from the text or the line's rank prefix); recorded: corpus/cpu/timeout_uneven_iterable.log and zoo/scenarios/_train.py's \"rank N: step K loss ...\""),
     W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen"),
       r"^[\s#>/*<(\[.-]{0,8}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
       r"(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled)"
