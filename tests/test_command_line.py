@@ -57,6 +57,14 @@ def test_valued_flag_on_torchrun(line: str, expected: str | None):
     assert with_flags(line, [NPROC]) == expected
 
 
+def test_docker_flags_go_before_the_image():
+    # every word after the image is the container's command (docker run [OPTIONS] IMAGE [COMMAND] [ARG...])
+    network = LaunchFlag("docker run", "--network", "host", "share the host's network namespace")
+    line = "docker run --gpus all -it nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nnodes 2 train.py"
+    assert with_flags(line, [network]) == "docker run --network host --gpus all -it nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nnodes 2 train.py"
+    assert with_flags("python train.py", [network]) is None
+
+
 def test_script_with_continuation_lines_and_two_invocations():
     script = (
         "#!/bin/bash\n"
@@ -128,4 +136,4 @@ def test_signature_flags_are_where_the_entry_recommends_them():
         for f in rule.fix_flags:
             spelled = {f["flag"], f["flag"].replace("_", "-")}
             assert any(s in prose for s in spelled), (rule.id, f["flag"])
-            assert f["command"] in ("vllm serve", "torchrun"), rule.id
+            assert f["command"] in ("vllm serve", "torchrun", "docker run"), rule.id
