@@ -128,6 +128,8 @@ Condition = Literal[
     "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
     "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
+    # version and toolchain mismatches
+    "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

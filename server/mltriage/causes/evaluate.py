@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind
+from mltriage.run_model.model import Interconnect, Phase, RunModel, StopKind, package_key
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom
 
@@ -116,7 +116,42 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(value is not None, [f"the run set NCCL_SOCKET_IFNAME={value}"] if value is not None else [])
     if name == "no-error":
         return Judged(not any(f.is_error for f in findings), [])
+    # -- version and toolchain mismatches ------------------------------------------------------------
+    if name == "import-from-installed-package":
+        return _import_from_installed_package(run, observations)
     raise ValueError(f"unknown cause condition {name!r}")
+
+
+def _import_from_installed_package(run: RunModel, observations: Observations) -> Judged:
+    """A failed import that names an installed package: two installed packages (or the code and a
+    package) are at versions that do not fit. CPython only says ``No module named 'a.b'`` once ``a``
+    imported, so a dotted name always counts; a missing name or module attribute counts when another
+    installed package's frame made the import (for the code's own imports python-import-name-mismatch
+    speaks). A top-level ``No module named 'a'`` (not installed) and a circular import never hold."""
+    for obs in observations.of(Symptom.IMPORT_FAILED):
+        facts = obs.facts
+        form, module = facts.get("form"), str(facts.get("module") or "")
+        package, importer = str(facts.get("package") or ""), str(facts.get("importer") or "")
+        foreign = bool(importer) and package_key(importer) != package_key(package)
+        if form == "module":
+            held, why = "." in module, f"{module} is not in the installed {package}, although {package} itself imported"
+        elif form == "name":  # (without another package's frame, python-import-name-mismatch says it)
+            held, why = foreign, f"the installed {package or 'package'} has no {facts.get('missing', 'such name')}"
+        else:
+            held, why = foreign, f"the installed {package} has no {facts.get('missing', 'such attribute')}"
+        if not held:
+            continue
+        notes = [f"{why} (line {obs.line})"]
+        if importer:
+            notes.append(f"the import was made by the installed {importer} (its frame is the innermost one above the error)")
+        lines = []
+        for name in dict.fromkeys(n for n in (package, importer) if n):
+            fact = run.packages.get(package_key(name))
+            if fact is not None:
+                notes.append(f"the log shows {fact.cited()}")
+                lines.append(fact.text)
+        return Judged(True, notes, tuple(lines))
+    return Judged(False, [])
 
 
 def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel,

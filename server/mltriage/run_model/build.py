@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mltriage.engine.run_facts import FINISHED_LINE, NVLINK_GPU, PCIE_GPU, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
+from mltriage.run_model.model import (Dump, Fact, package_key, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
                                       Stop, StopKind)
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom, Transport
@@ -38,6 +38,26 @@ _PHASE_OF = {
     Symptom.COMM_INIT_COMPLETE: Phase.COMM_READY,
     Symptom.COLLECTIVE_RESULT: Phase.STEADY,
 }
+
+
+_DIST_VERSION = re.compile(r"^(?P<package>[A-Za-z][\w.]{0,100}(?:-[A-Za-z][\w.]{0,100})*)-(?P<version>\d[\w.+!]{0,60})$")
+
+
+def _packages(observations: Observations) -> dict[str, Fact]:
+    """The installed versions the log states (pip freeze, collect_env, pip install's own lines), the first per package."""
+    out: dict[str, Fact] = {}
+    for obs in observations.of(Symptom.PACKAGE_VERSION):
+        pairs: list[tuple[str, str]] = []
+        if isinstance(obs.facts.get("installed"), str):
+            for item in str(obs.facts["installed"]).split()[:400]:
+                m = _DIST_VERSION.match(item)
+                if m:
+                    pairs.append((m.group("package"), m.group("version")))
+        elif obs.facts.get("package") and obs.facts.get("version"):
+            pairs.append((str(obs.facts["package"]), str(obs.facts["version"])))
+        for name, version in pairs:
+            out.setdefault(package_key(name), Fact(f"{name} {version}", obs.line, obs.text))
+    return out
 
 
 @dataclass
@@ -74,6 +94,7 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     if run.has("custom_allreduce_off"):
         model.custom_allreduce = False
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
+    model.packages = _packages(observations)
     model.pcie_evidence = _pcie_evidence(model, observations, run)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
@@ -53,6 +54,11 @@ class Framework(StrEnum):
     DEEPSPEED = "deepspeed"
     NCCL_TESTS = "nccl-tests"
     CUDA_SAMPLES = "cuda-samples"
+
+
+def package_key(name: str) -> str:
+    """One key for a distribution and its import name (PEP 503 normalisation, '-' as '_'): unsloth-zoo is unsloth_zoo."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +153,8 @@ class RunModel:
     # what puts GPU-to-GPU traffic on PCIe inside one node, where P2P can be broken (empty on NVLink)
     pcie_evidence: list[Fact] = field(default_factory=list)
     dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
+    # installed package versions the log states (pip freeze / install lines, collect_env), by normalised name
+    packages: dict[str, Fact] = field(default_factory=dict)
 
     @property
     def multi_gpu(self) -> bool:
@@ -167,6 +175,7 @@ class RunModel:
             "iommu_mentioned": self.iommu_mentioned,
             "custom_allreduce": self.custom_allreduce,
             "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
+            "packages": {name: fact.words for name, fact in sorted(self.packages.items())},
             "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,

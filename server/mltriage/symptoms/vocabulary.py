@@ -59,6 +59,10 @@ class Symptom(StrEnum):
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
+    # version and toolchain mismatches: two installed components that do not fit together
+    IMPORT_FAILED = "import-failed"  # an import or a module attribute failed (facts: form, module, package, name, path, importer)
+    PACKAGE_FRAME = "package-frame"  # a traceback frame inside an installed package (facts: package)
+    PACKAGE_VERSION = "package-version"  # the log states an installed package's version (facts: package, version, or installed)
 
 
 class Transport(StrEnum):
@@ -416,6 +420,47 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.ENV_SET, ("disable_custom_all_reduce=",), r"\b(?P<name>disable_custom_all_reduce)=(?P<value>True|False)\b",
       "vllm-project/vllm vllm/engine/llm_engine.py 0.3-0.6: \"Initializing an LLM engine with config: ... disable_custom_all_reduce=%s\"; "
       "0.7+ the same key in its EngineArgs/VllmConfig repr"),
+    # -- version and toolchain mismatches ------------------------------------------------------------
+    # a dotted name CPython could not import: every parent imported, so the top-level package is installed
+    W(Symptom.IMPORT_FAILED, ("No module named '",),
+      r"(?:ModuleNotFoundError|ImportError): No module named '(?P<module>[A-Za-z_][\w.]{0,200})'(?:; '(?P<parent>[\w.]{1,200})' is not a package)?",
+      "CPython Lib/importlib/_bootstrap.py (3.6+): _ERR_MSG_PREFIX 'No module named ' + '{!r}', and _find_and_load_unlocked's "
+      "'; {!r} is not a package' when the parent is a module (reproduced with CPython 3.11: tests/test_causes_versions.py)",
+      given=(("form", "module"),)),
+    W(Symptom.IMPORT_FAILED, ("ImportError: No module named ",),
+      r"ImportError: No module named (?P<module>[A-Za-z_][\w.]{0,200})\s{0,4}$",
+      "CPython v2.7.18 Python/import.c import_submodule: PyErr_Format(PyExc_ImportError, \"No module named %.200s\", name) (2.x, 3.0-3.2)",
+      given=(("form", "module"),)),
+    W(Symptom.IMPORT_FAILED, ("cannot import name '",),
+      r"(?:^|Error: )cannot import name '(?P<name>[^'\n]{1,200})' from '(?P<module>[A-Za-z_][\w.]{0,200})' \((?P<path>[^)\n]{1,500})\)",
+      "CPython v3.8.0 Python/ceval.c import_from: PyErr_Format(PyExc_ImportError, \"cannot import name %R from %R (%S)\", name, pkgname, "
+      "pkgpath) (3.8+; 'from partially initialized module' is the circular form, not this one)", given=(("form", "name"),)),
+    W(Symptom.IMPORT_FAILED, ("ImportError: cannot import name ",),
+      r"ImportError: cannot import name '?(?P<name>[A-Za-z_]\w{0,200})'?\s{0,4}$",
+      "CPython v3.6.0 Python/ceval.c import_from: \"cannot import name %R\" (3.4-3.6) and v2.7.18 \"cannot import name %.230s\"",
+      given=(("form", "name"),)),
+    W(Symptom.IMPORT_FAILED, ("has no attribute '",),
+      r"AttributeError: module '(?P<module>[A-Za-z_][\w.]{0,200})' has no attribute '(?P<name>\w{1,200})'\s{0,4}$",
+      "CPython v3.8.0 Objects/moduleobject.c module_getattro: PyErr_Format(PyExc_AttributeError, \"module '%U' has no attribute '%U'\") "
+      "(3.5+; the circular-import form says 'partially initialized module' and is not this one)", given=(("form", "attribute"),)),
+    W(Symptom.PACKAGE_FRAME, ("site-packages", "dist-packages"),
+      r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,100})(?:[/\\]|\.py")[^"\n]{0,300}", line \d{1,7}, in ',
+      "CPython Lib/traceback.py FrameSummary: '  File \"{}\", line {}, in {}' (every 3.x; the same in Python/traceback.c)"),
+    W(Symptom.PACKAGE_FRAME, ("site-packages", "dist-packages"),
+      r"(?:^|\[|File )(?P<path>/[^\s\]\[]{0,300}?/(?:site|dist)-packages/(?P<package>[A-Za-z_]\w{0,100})(?:/[^\s\]\[]{0,300})?\.py)"
+      r"(?::\d{1,7},)?\]?(?:\([^)\s]{0,300}\))? in [\w<>.]{1,100}\(",
+      "ipython/ipython IPython/core/ultratb.py: VerboseTB's frame head '{file} in {func}{args}' (7.x, as Jupyter and Colab print it, "
+      "Colab linking the path) and 'File {file}:{lineno}, in {func}()' (8.x)"),
+    W(Symptom.PACKAGE_VERSION, ("==",),
+      r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
+      "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
+      "torch/utils/collect_env.py's '[pip3] {name}=={version}' lines (1.x-2.x)"),
+    W(Symptom.PACKAGE_VERSION, ("Successfully installed ",),
+      r"Successfully installed (?P<installed>[A-Za-z][\w.+!-]{0,100}-\d[^\n]{0,2000})",
+      "pypa/pip src/pip/_internal/commands/install.py: logger.info(\"Successfully installed %s\", ' '.join(name-version ...)) (10+)"),
+    W(Symptom.PACKAGE_VERSION, ("Requirement already satisfied: ",),
+      r"Requirement already satisfied: (?P<package>[A-Za-z][\w.-]{0,100})(?:\[[^\]\n]{0,100}\])?(?:[<>=!~][^\s]{0,60})? in \S{1,300} \((?P<version>\d[\w.+!-]{0,60})\)",
+      "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py and req_install: \"Requirement already satisfied: %s in %s (%s)\" (10+)"),
 )
 
 SYMPTOM_LITERALS: frozenset[str] = frozenset(lit for w in WORDINGS for lit in w.literals)
