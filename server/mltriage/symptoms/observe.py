@@ -73,8 +73,8 @@ class Observations:
         self._finished = False
         # a capture whose lines ran past the end of its block: finished with the next block's head
         self.pending: list[tuple[str, tuple, bytes]] = []
-        # each input's last frame inside an installed package (line, package): who made a failed import
-        self._last_frame: dict[str, tuple[int, str]] = {}
+        # each input's last frame inside an installed package: who made a failed import, where an exception was raised
+        self._last_frame: dict[str, tuple[int, dict[str, object]]] = {}
 
     # -- capture ------------------------------------------------------------------------------------
     def line(self, present: frozenset[str], message: str, text: str, source: str, line: int, rank: int | None,
@@ -117,9 +117,17 @@ class Observations:
         if wording.symptom is Symptom.STACK_DUMP and ahead:
             facts.update(_innermost_frame(ahead))
         if wording.symptom is Symptom.PACKAGE_FRAME:
-            self._last_frame[source] = (line, str(facts.get("package", "")))
-        elif wording.symptom is Symptom.IMPORT_FAILED:
-            facts.update(_import_facts(facts, self._last_frame.get(source), line))
+            self._last_frame[source] = (line, facts)
+        elif wording.symptom in (Symptom.IMPORT_FAILED, Symptom.KEY_ERROR):
+            frame = self._last_frame.get(source)
+            frame_facts = frame[1] if frame is not None and 0 <= line - frame[0] <= IMPORTER_REACH else {}
+            if wording.symptom is Symptom.IMPORT_FAILED:
+                facts.update(_import_facts(facts, str(frame_facts.get("package") or "")))
+            elif frame_facts:
+                facts.update(raised_in=frame_facts.get("file"), raised_in_function=frame_facts.get("function"))
+                if _config_mapping_lookup(frame_facts):
+                    self.add(Observation(Symptom.MODEL_TYPE_UNKNOWN, source, line, rank, clip(text, 400), {
+                        "model_type": facts.get("key"), "transformers_before": "4.37", "form": "config-mapping-key-error"}))
         self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
 
     def add(self, obs: Observation) -> None:
@@ -255,7 +263,15 @@ def _innermost_frame(ahead: bytes) -> dict[str, object]:
     return {}
 
 
-def _import_facts(facts: dict[str, object], frame: tuple[int, str] | None, line: int) -> dict[str, object]:
+def _config_mapping_lookup(frame: dict[str, object]) -> bool:
+    """transformers before 4.37 looked a checkpoint's model_type up in CONFIG_MAPPING, whose
+    _LazyConfigMapping.__getitem__ raises KeyError(key) for a type it does not know (v4.36.2
+    src/transformers/models/auto/configuration_auto.py): a KeyError raised there is that lookup."""
+    return (str(frame.get("file") or "").replace("\\", "/") == "transformers/models/auto/configuration_auto.py"
+            and frame.get("function") == "__getitem__")
+
+
+def _import_facts(facts: dict[str, object], importer: str) -> dict[str, object]:
     """What a failed import names: the top-level package it imported from, what that package lacks,
     and the installed package whose frame made the import (the innermost package frame just above)."""
     out: dict[str, object] = {}
@@ -269,8 +285,8 @@ def _import_facts(facts: dict[str, object], frame: tuple[int, str] | None, line:
         out["missing"] = f"'{name}'" + (f" in {module}" if module else "")
     elif form == "attribute" and name:
         out["missing"] = f"the attribute '{name}' of {module}"
-    if frame is not None and 0 <= line - frame[0] <= IMPORTER_REACH and frame[1]:
-        out["importer"] = frame[1]
+    if importer:
+        out["importer"] = importer
     return out
 
 

@@ -63,6 +63,8 @@ class Symptom(StrEnum):
     IMPORT_FAILED = "import-failed"  # an import or a module attribute failed (facts: form, module, package, name, path, importer)
     PACKAGE_FRAME = "package-frame"  # a traceback frame inside an installed package (facts: package)
     PACKAGE_VERSION = "package-version"  # the log states an installed package's version (facts: package, version, or installed)
+    KEY_ERROR = "key-error"  # a KeyError line (facts: key; raised_in, the innermost package frame's file, when one is just above)
+    MODEL_TYPE_UNKNOWN = "model-type-unknown"  # transformers does not know a checkpoint's model_type (facts: model_type, transformers_before)
 
 
 class Transport(StrEnum):
@@ -444,13 +446,23 @@ WORDINGS: tuple[Wording, ...] = (
       "CPython v3.8.0 Objects/moduleobject.c module_getattro: PyErr_Format(PyExc_AttributeError, \"module '%U' has no attribute '%U'\") "
       "(3.5+; the circular-import form says 'partially initialized module' and is not this one)", given=(("form", "attribute"),)),
     W(Symptom.PACKAGE_FRAME, ("site-packages", "dist-packages"),
-      r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,100})(?:[/\\]|\.py")[^"\n]{0,300}", line \d{1,7}, in ',
+      r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<file>(?P<package>[A-Za-z_]\w{0,100})(?:[/\\][^"\n]{0,300})?\.py)", '
+      r'line \d{1,7}, in (?P<function>[\w<>.]{1,100})',
       "CPython Lib/traceback.py FrameSummary: '  File \"{}\", line {}, in {}' (every 3.x; the same in Python/traceback.c)"),
     W(Symptom.PACKAGE_FRAME, ("site-packages", "dist-packages"),
-      r"(?:^|\[|File )(?P<path>/[^\s\]\[]{0,300}?/(?:site|dist)-packages/(?P<package>[A-Za-z_]\w{0,100})(?:/[^\s\]\[]{0,300})?\.py)"
-      r"(?::\d{1,7},)?\]?(?:\([^)\s]{0,300}\))? in [\w<>.]{1,100}\(",
+      r"(?:^|\[|File )/[^\s\]\[]{0,300}?/(?:site|dist)-packages/(?P<file>(?P<package>[A-Za-z_]\w{0,100})(?:/[^\s\]\[]{0,300})?\.py)"
+      r"(?::\d{1,7},)?\]?(?:\([^)\s]{0,300}\))? in (?P<function>[\w<>.]{1,100})\(",
       "ipython/ipython IPython/core/ultratb.py: VerboseTB's frame head '{file} in {func}{args}' (7.x, as Jupyter and Colab print it, "
       "Colab linking the path) and 'File {file}:{lineno}, in {func}()' (8.x)"),
+    W(Symptom.KEY_ERROR, ("KeyError: ",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyError: (?P<quote>['\"])(?P<key>[^'\"\n]{1,200})(?P=quote)\s{0,4}$",
+      "CPython Objects/exceptions.c KeyError_str: the repr of the single argument, \"KeyError: 'qwen2'\" (every 3.x; the line a traceback ends with)"),
+    W(Symptom.KEY_ERROR, ("KeyError: ",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyError: (?P<key>\d{1,20})\s{0,4}$",
+      "CPython Objects/exceptions.c KeyError_str with an int key (\"KeyError: 3\")"),
+    W(Symptom.MODEL_TYPE_UNKNOWN, ("but Transformers does not recognize this architecture",),
+      r"The checkpoint you are trying to load has model type `(?P<model_type>[^`\n]{1,100})` but Transformers does not recognize this architecture",
+      "huggingface/transformers v4.37.2 src/transformers/models/auto/configuration_auto.py AutoConfig.from_pretrained: raise ValueError("
+      "f\"The checkpoint you are trying to load has model type `{config_dict['model_type']}` but Transformers does not recognize this "
+      "architecture. ...\") (4.37+; the same text in v4.57.6, reproduced); before 4.37 a KeyError from the same lookup (derived below)"),
     W(Symptom.PACKAGE_VERSION, ("==",),
       r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
       "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
