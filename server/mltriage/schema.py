@@ -130,6 +130,7 @@ Condition = Literal[
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
     # version and toolchain mismatches
     "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
+    "deepspeed-config-model",  # the config model pydantic rejected is one of DeepSpeed's (DeepSpeedZeroConfig, DeepSpeedConfigModel ...)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
 PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]

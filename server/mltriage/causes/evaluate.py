@@ -31,7 +31,9 @@ def raise_causes(findings: list[Finding], observations: Observations, run: RunMo
         finding = _evaluate(rule, findings, observations, run)
         if finding is not None:
             out.append(finding)
-    return out
+    # a cause another fired cause names more precisely is said once, by that one
+    fired = {f.signature for f in out}
+    return [f for f in out if fired.isdisjoint((library.rules[f.signature].cause or {}).get("explained_by") or [])]
 
 
 def _evaluate(rule: Rule, findings: list[Finding], observations: Observations, run: RunModel) -> Finding | None:
@@ -119,6 +121,9 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
     # -- version and toolchain mismatches ------------------------------------------------------------
     if name == "import-from-installed-package":
         return _import_from_installed_package(run, observations)
+    if name == "deepspeed-config-model":
+        obs = next((o for o in observations.of(Symptom.CONFIG_VALIDATION_FAILED) if str(o.facts.get("model", "")).startswith("DeepSpeed")), None)
+        return Judged(obs is not None, [f"pydantic rejected DeepSpeed's {obs.facts['model']} (line {obs.line})"] if obs else [])
     raise ValueError(f"unknown cause condition {name!r}")
 
 

@@ -65,6 +65,8 @@ class Symptom(StrEnum):
     PACKAGE_VERSION = "package-version"  # the log states an installed package's version (facts: package, version, or installed)
     KEY_ERROR = "key-error"  # a KeyError line (facts: key; raised_in, the innermost package frame's file, when one is just above)
     MODEL_TYPE_UNKNOWN = "model-type-unknown"  # transformers does not know a checkpoint's model_type (facts: model_type, transformers_before)
+    CONFIG_VALIDATION_FAILED = "config-validation-failed"  # pydantic rejected a config model (facts: count, model)
+    VALUE_NOT_INTEGER = "value-not-integer"  # a validator wanted an integer and got a float (facts: input_value)
 
 
 class Transport(StrEnum):
@@ -463,6 +465,23 @@ WORDINGS: tuple[Wording, ...] = (
       "huggingface/transformers v4.37.2 src/transformers/models/auto/configuration_auto.py AutoConfig.from_pretrained: raise ValueError("
       "f\"The checkpoint you are trying to load has model type `{config_dict['model_type']}` but Transformers does not recognize this "
       "architecture. ...\") (4.37+; the same text in v4.57.6, reproduced); before 4.37 a KeyError from the same lookup (derived below)"),
+    W(Symptom.CONFIG_VALIDATION_FAILED, ("ValidationError: ",),
+      r"pydantic_core\._pydantic_core\.ValidationError: (?P<count>\d{1,4}) validation errors? for (?P<model>[A-Za-z_]\w{0,100})",
+      "pydantic/pydantic-core 2.x ValidationError.__str__: \"{count} validation error{s} for {title}\" (reproduced: pydantic 2.x with "
+      "deepspeedai/DeepSpeed v0.15.0 deepspeed/runtime/zero/config.py DeepSpeedZeroConfig, tests/test_causes_versions.py)"),
+    W(Symptom.CONFIG_VALIDATION_FAILED, ("ValidationError: ",),
+      r"pydantic\.(?:v1\.)?(?:error_wrappers\.)?ValidationError: (?P<count>\d{1,4}) validation errors? for (?P<model>[A-Za-z_]\w{0,100})",
+      "pydantic v1.10.13 pydantic/error_wrappers.py ValidationError.__str__: f'{count} validation error{\"\" if count == 1 else \"s\"} for "
+      "{self.model.__name__}\\n{display_errors(errors)}' (DeepSpeed 0.6-0.14 configs were pydantic v1 models)"),
+    W(Symptom.VALUE_NOT_INTEGER, ("got a number with a fractional part",),
+      r"Input should be a valid integer, got a number with a fractional part(?: \[type=int_from_float, input_value=(?P<input_value>[^,\]\n]{1,60}))?",
+      "pydantic/pydantic-core src/errors/types.rs IntFromFloat: \"Input should be a valid integer, got a number with a fractional part\" "
+      "with \" [type=int_from_float, input_value=..., input_type=float]\" (pydantic 2.0-2.14; reproduced with the venv's pydantic 2.x, "
+      "and the 2.9 docs link https://errors.pydantic.dev/2.9/v/int_from_float)"),
+    W(Symptom.VALUE_NOT_INTEGER, ("type=int_from_float",),
+      r"\[type=int_from_float, input_value=(?P<input_value>[^,\]\n]{1,60})",
+      "pydantic-core's error line as pydantic 2.x prints it under a field (\"  ... [type=int_from_float, input_value=15099494.4, input_type=float]\"), "
+      "also where a log collector cut the message text"),
     W(Symptom.PACKAGE_VERSION, ("==",),
       r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
       "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
