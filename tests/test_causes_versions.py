@@ -310,3 +310,45 @@ def test_a_pip_install_and_freeze_log_is_silent_and_lists_the_versions():
     assert not [f for f in d.findings if f.severity in ("error", "critical")]
     assert d.run["packages"] == {"numpy": "numpy 1.26.4", "tokenizers": "tokenizers 0.21.1", "torch": "torch 2.6.0",
                                  "transformers": "transformers 4.51.3", "vllm": "vllm 0.8.4"}
+
+
+# -- 6. a JIT extension build waiting on a stale lock ----------------------------------------------------
+
+def test_a_build_that_waits_on_a_stale_lock_is_that_cause_not_the_interrupt(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    root = tmp_path / "ext"
+    (root / "fused_demo").mkdir(parents=True)
+    (root / "fused_demo" / "lock").write_text("")  # left by a build that was interrupted
+    (tmp_path / "f.cpp").write_text("int f() { return 1; }\n")
+    code = ("import os, sys\nos.environ['TORCH_EXTENSIONS_DIR'] = sys.argv[1]\n"
+            "from torch.utils.cpp_extension import load\nprint('ready', flush=True)\n"
+            "load(name='fused_demo', sources=[sys.argv[2]], verbose=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", code, str(root), str(tmp_path / "f.cpp")], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert child.stdout.readline() == b"ready\n"
+        time.sleep(3)  # try_acquire fails at once on the stale lock: the child sleeps in FileBaton.wait
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert b"file_baton.py" in err and b"KeyboardInterrupt" in err
+    d = diagnose_text(err.decode())
+    assert d.findings[0].signature == "torch-extension-build-lock-stale", [f.signature for f in d.findings]
+    assert "lock" in d.findings[0].fix.summary and "fused_kernels/build" in d.findings[0].fix.summary
+
+
+def test_a_run_that_stops_right_after_the_fused_kernel_build_began_is_that_cause_and_one_that_went_on_is_not():
+    # NVIDIA/Megatron-LM 23.04 megatron/initialize.py _compile_dependencies's prints, then the terminal's ^C echo
+    stuck = diagnose_text("> initializing torch distributed ...\n> compiling and loading fused kernels ...\n^C\n")
+    assert stuck.findings[0].signature == "torch-extension-build-lock-stale"
+    went_on = diagnose_text("> compiling and loading fused kernels ...\n"
+                            ">>> done with compiling and loading fused kernels. Compilation time: 41.270 seconds\n"
+                            + "".join(f"iteration {i:>8}/  500000 | consumed samples: {256 * i:>12} | lm loss: 7.1E+00 |\n"
+                                      for i in range(1, 60)))
+    assert "torch-extension-build-lock-stale" not in {f.signature for f in went_on.findings}

@@ -130,6 +130,8 @@ Condition = Literal[
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
     # version and toolchain mismatches
     "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
+    "waiting-on-build-lock",  # a process waits in torch.utils.file_baton FileBaton.wait (a frame, a py-spy line, its warning)
+    "stopped-in-jit-build",  # the run stopped (hang, Ctrl-C, or the log ends) right after a JIT extension build began
     "deepspeed-config-model",  # the config model pydantic rejected is one of DeepSpeed's (DeepSpeedZeroConfig, DeepSpeedConfigModel ...)
 ]
 StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]

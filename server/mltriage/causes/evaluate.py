@@ -121,6 +121,12 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
     # -- version and toolchain mismatches ------------------------------------------------------------
     if name == "import-from-installed-package":
         return _import_from_installed_package(run, observations)
+    if name == "waiting-on-build-lock":
+        obs = observations.first(Symptom.JIT_BUILD_WAITING)
+        return Judged(obs is not None, [f"a process waits in torch's FileBaton.wait for the build lock (line {obs.line})"] if obs else [])
+    if name == "stopped-in-jit-build":
+        fact = run.stopped_in_jit_build
+        return Judged(fact is not None, [fact.cited()] if fact else [], (fact.text,) if fact else ())
     if name == "deepspeed-config-model":
         obs = next((o for o in observations.of(Symptom.CONFIG_VALIDATION_FAILED) if str(o.facts.get("model", "")).startswith("DeepSpeed")), None)
         return Judged(obs is not None, [f"pydantic rejected DeepSpeed's {obs.facts['model']} (line {obs.line})"] if obs else [])

@@ -98,6 +98,7 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     model.pcie_evidence = _pcie_evidence(model, observations, run)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
+    model.stopped_in_jit_build = _stopped_in_jit_build(model.stop, observations, run)
     seen: set[tuple] = set()
     for o in observations.of(Symptom.STACK_DUMP):  # faulthandler's "Timeout" line and its thread line name one dump
         key = (o.source, o.rank, o.facts.get("at"))
@@ -308,6 +309,23 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
     return Stop(StopKind.UNKNOWN, model.last_phase)
+
+
+JIT_BUILD_REACH = 40  # lines from a JIT build's first line to a hang's stop that still place the stop in that build
+
+
+def _stopped_in_jit_build(stop: Stop, observations: Observations, run: RunFacts) -> Fact | None:
+    """The JIT extension build the run stopped in: the last build line of the input it stopped in,
+    with only the stop after it (a Ctrl-C, a user's note, a dump), or the last thing its input printed."""
+    started = observations.of(Symptom.JIT_BUILD_STARTED)
+    if not started:
+        return None
+    last = started[-1]
+    if stop.kind.is_hang and stop.source == last.source and stop.line is not None and 0 <= stop.line - last.line <= JIT_BUILD_REACH:
+        return Fact(f"the run stopped {stop.where} right after a JIT extension build began", last.line, last.text)
+    if stop.kind in (StopKind.UNKNOWN, StopKind.HANG_SILENT) and _at_the_end(last, run):
+        return Fact("the log ends right after a JIT extension build began", last.line, last.text)
+    return None
 
 
 def _at_the_end(obs: Observation, run: RunFacts) -> bool:

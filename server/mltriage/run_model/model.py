@@ -155,6 +155,8 @@ class RunModel:
     dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
     # installed package versions the log states (pip freeze / install lines, collect_env), by normalised name
     packages: dict[str, Fact] = field(default_factory=dict)
+    # the JIT extension build (torch cpp_extension, Megatron's fused kernels) the run stopped right after, if it did
+    stopped_in_jit_build: Fact | None = None
 
     @property
     def multi_gpu(self) -> bool:
@@ -176,6 +178,8 @@ class RunModel:
             "custom_allreduce": self.custom_allreduce,
             "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
             "packages": {name: fact.words for name, fact in sorted(self.packages.items())},
+            "stopped_in_jit_build": {"line": self.stopped_in_jit_build.line, "text": self.stopped_in_jit_build.text}
+            if self.stopped_in_jit_build else None,
             "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,

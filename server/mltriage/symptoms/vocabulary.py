@@ -67,6 +67,8 @@ class Symptom(StrEnum):
     MODEL_TYPE_UNKNOWN = "model-type-unknown"  # transformers does not know a checkpoint's model_type (facts: model_type, transformers_before)
     CONFIG_VALIDATION_FAILED = "config-validation-failed"  # pydantic rejected a config model (facts: count, model)
     VALUE_NOT_INTEGER = "value-not-integer"  # a validator wanted an integer and got a float (facts: input_value)
+    JIT_BUILD_STARTED = "jit-build-started"  # a JIT C++/CUDA extension build or load began (facts: root, the extensions root)
+    JIT_BUILD_WAITING = "jit-build-waiting"  # a process waits on torch's extension build lock (FileBaton) (facts: lock)
 
 
 class Transport(StrEnum):
@@ -482,6 +484,26 @@ WORDINGS: tuple[Wording, ...] = (
       r"\[type=int_from_float, input_value=(?P<input_value>[^,\]\n]{1,60})",
       "pydantic-core's error line as pydantic 2.x prints it under a field (\"  ... [type=int_from_float, input_value=15099494.4, input_type=float]\"), "
       "also where a log collector cut the message text"),
+    W(Symptom.JIT_BUILD_STARTED, (" as PyTorch extensions root...",),
+      r"Using (?P<root>\S{1,400}) as PyTorch extensions root\.\.\.",
+      "pytorch/pytorch torch/utils/cpp_extension.py _get_build_directory: print(f'Using {root_extensions_directory} as PyTorch extensions "
+      "root...', file=sys.stderr) with verbose=True (1.x-2.x; torch 2.13.0 logger.info('Using %s as PyTorch extensions root...')), as "
+      "DeepSpeed's op builder (verbose=True) prints it"),
+    W(Symptom.JIT_BUILD_STARTED, ("compiling and loading fused kernels",),
+      r"^>? ?compiling and loading fused kernels \.\.\.",
+      "NVIDIA/Megatron-LM 23.04 megatron/initialize.py _compile_dependencies: print('> compiling and loading fused kernels ...', flush=True) "
+      "(and core_r0.8.0 megatron/training/initialize.py), before fused_kernels.load(args) JIT-builds into megatron/fused_kernels/build"),
+    W(Symptom.JIT_BUILD_WAITING, ("file_baton.py",),
+      r'File "(?P<file>[^"\n]{0,300}torch[/\\]utils[/\\]file_baton\.py)", line \d{1,6}, in wait\b',
+      "pytorch/pytorch torch/utils/file_baton.py FileBaton.wait (1.x-2.13, reproduced with torch 2.13.0: cpp_extension.load with a stale "
+      "'lock' in the build directory, then Ctrl-C): the traceback frame of the loop that sleeps while the lock file exists"),
+    W(Symptom.JIT_BUILD_WAITING, ("file_baton.py",),
+      r"^\s{1,12}wait \((?P<file>[^():\n]{0,300}torch/utils/file_baton\.py):\d{1,6}\)",
+      "benfred/py-spy src/dump.rs frame lines \"    {function} ({file}:{line})\" (0.3+) inside FileBaton.wait"),
+    W(Symptom.JIT_BUILD_WAITING, ("Waited on lock file",),
+      r"Waited on lock file \"(?P<lock>[^\"\n]{1,400})\" for (?P<seconds>\d{1,9}) seconds",
+      "pytorch/pytorch torch/utils/file_baton.py FileBaton.wait (2.x): warnings.warn(f'Waited on lock file \"{self.lock_file_path}\" for "
+      "{self.warn_after_seconds} seconds.')"),
     W(Symptom.PACKAGE_VERSION, ("==",),
       r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
       "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
