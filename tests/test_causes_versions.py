@@ -58,6 +58,14 @@ WORDS = [
      "input_value=15099494.4, input_type=float]", "pydantic-core IntFromFloat", {"input_value": "15099494.4"}),
     (Symptom.VALUE_NOT_INTEGER, "[rank1]:   ... [type=int_from_float, input_value=2.5, input_type=float]", "pydantic-core error line",
      {"input_value": "2.5"}),
+    (Symptom.JIT_BUILD_STARTED, "Using /root/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...", "torch cpp_extension",
+     {"root": "/root/.cache/torch_extensions/py310_cu121"}),
+    (Symptom.JIT_BUILD_STARTED, "> compiling and loading fused kernels ...", "Megatron-LM 23.04 initialize.py", {}),
+    (Symptom.JIT_BUILD_WAITING, '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/file_baton.py", line 42, in wait',
+     "CPython frame of torch FileBaton.wait", {}),
+    (Symptom.JIT_BUILD_WAITING, "    wait (torch/utils/file_baton.py:42)", "py-spy dump", {}),
+    (Symptom.JIT_BUILD_WAITING, 'UserWarning: Waited on lock file "/root/.cache/torch_extensions/py310_cu121/fused_adam/lock" for 100 seconds.',
+     "torch 2.x FileBaton warning", {"lock": "/root/.cache/torch_extensions/py310_cu121/fused_adam/lock", "seconds": 100}),
 ]
 
 

@@ -27,6 +27,7 @@ Area = Literal[
     "huggingface",
     "fsdp",
     "tensorrt-llm",
+    "sglang",
     "host",
     "python",
 ]
