@@ -360,3 +360,18 @@ def test_a_run_that_stops_right_after_the_fused_kernel_build_began_is_that_cause
                             + "".join(f"iteration {i:>8}/  500000 | consumed samples: {256 * i:>12} | lm loss: 7.1E+00 |\n"
                                       for i in range(1, 60)))
     assert "torch-extension-build-lock-stale" not in {f.signature for f in went_on.findings}
+
+
+# -- 7. SGLang's CUDA graph capture with a feature that cannot be captured ---------------------------------
+
+def test_sglangs_capture_failure_says_to_start_without_cuda_graphs_or_in_a_capturable_mode():
+    # sgl-project/sglang 0.4.6 cuda_graph_runner.py: f"Capture cuda graph failed: {e}\n" + its "Possible solutions" list
+    d = diagnose_text("Exception: Capture cuda graph failed: Failed: Assertion error /sgl-workspace/DeepEP/csrc/deep_ep.cpp:1105 "
+                      "'x.size(0) == topk_idx.size(0)'\nPossible solutions:\n"
+                      "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+                      "4. disable cuda graph by --disable-cuda-graph. (Not recommonded. Huge perf loss)\n")
+    top = d.findings[0]
+    assert top.signature == "sglang-cuda-graph-capture-failed"
+    assert [f.flag for f in top.fix.flags] == ["--disable-cuda-graph"] and "low_latency" in top.fix.summary
+    alone = diagnose_text("4. disable cuda graph by --disable-cuda-graph. (Not recommonded. Huge perf loss)\n")
+    assert "sglang-cuda-graph-capture-failed" not in {f.signature for f in alone.findings}
