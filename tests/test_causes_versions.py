@@ -373,5 +373,9 @@ def test_sglangs_capture_failure_says_to_start_without_cuda_graphs_or_in_a_captu
     top = d.findings[0]
     assert top.signature == "sglang-cuda-graph-capture-failed"
     assert [f.flag for f in top.fix.flags] == ["--disable-cuda-graph"] and "low_latency" in top.fix.summary
-    alone = diagnose_text("4. disable cuda graph by --disable-cuda-graph. (Not recommonded. Huge perf loss)\n")
-    assert "sglang-cuda-graph-capture-failed" not in {f.signature for f in alone.findings}
+    # the message's own solution list names it where a paste lost its first line; the flag's --help line does not
+    cut = diagnose_text("3. disable torch compile by not using --enable-torch-compile\n"
+                        "4. disable cuda graph by --disable-cuda-graph. (Not recommonded. Huge perf loss)\n")
+    assert cut.findings[0].signature == "sglang-cuda-graph-capture-failed"
+    helped = diagnose_text("  --disable-cuda-graph  Disable cuda graph.\n")
+    assert "sglang-cuda-graph-capture-failed" not in {f.signature for f in helped.findings}
