@@ -379,3 +379,14 @@ def test_sglangs_capture_failure_says_to_start_without_cuda_graphs_or_in_a_captu
     assert cut.findings[0].signature == "sglang-cuda-graph-capture-failed"
     helped = diagnose_text("  --disable-cuda-graph  Disable cuda graph.\n")
     assert "sglang-cuda-graph-capture-failed" not in {f.signature for f in helped.findings}
+
+
+def test_old_megatron_interrupted_between_its_dtype_line_and_its_arguments_banner_is_the_fused_kernel_build():
+    # NVIDIA/Megatron-LM megatron/arguments.py before 0d5188c155: parse_args prints the dtype line, JIT-builds the fused
+    # kernels, then prints the arguments banner
+    stuck = diagnose_text("using world size: 1, data-parallel-size: 1, tensor-model-parallel size: 1, pipeline-model-parallel size: 1\n"
+                          "using torch.float16 for parameters ...\n^C\n")
+    assert stuck.findings[0].signature == "torch-extension-build-lock-stale"
+    went_on = diagnose_text("using torch.float16 for parameters ...\n------------------------ arguments ------------------------\n"
+                            + "".join(f"  option_{i} ........ {i}\n" for i in range(3)) + "^C\n")
+    assert "torch-extension-build-lock-stale" not in {f.signature for f in went_on.findings}

@@ -311,7 +311,7 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     return Stop(StopKind.UNKNOWN, model.last_phase)
 
 
-JIT_BUILD_REACH = 40  # lines from a JIT build's first line to a hang's stop that still place the stop in that build
+JIT_BUILD_REACH = 8  # lines from a JIT build's line to a hang's stop, where the tail no longer shows what lay between
 
 
 def _stopped_in_jit_build(stop: Stop, observations: Observations, run: RunFacts) -> Fact | None:
@@ -321,8 +321,14 @@ def _stopped_in_jit_build(stop: Stop, observations: Observations, run: RunFacts)
     if not started:
         return None
     last = started[-1]
-    if stop.kind.is_hang and stop.source == last.source and stop.line is not None and 0 <= stop.line - last.line <= JIT_BUILD_REACH:
-        return Fact(f"the run stopped {stop.where} right after a JIT extension build began", last.line, last.text)
+    if stop.kind.is_hang and stop.source == last.source and stop.line is not None and stop.line >= last.line:
+        tail = meaningful(run.tails.get(last.source, []))
+        if tail and tail[0].line <= last.line:  # the input's tail holds the build line: nothing may come between it and the stop
+            right_after = not any(last.line < t.line < stop.line for t in tail)
+        else:  # a long report after the stop pushed both out of the tail
+            right_after = stop.line - last.line <= JIT_BUILD_REACH
+        if right_after:
+            return Fact(f"the run stopped {stop.where} right after a JIT extension build began", last.line, last.text)
     if stop.kind in (StopKind.UNKNOWN, StopKind.HANG_SILENT) and _at_the_end(last, run):
         return Fact("the log ends right after a JIT extension build began", last.line, last.text)
     return None

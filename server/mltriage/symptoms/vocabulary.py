@@ -493,6 +493,13 @@ WORDINGS: tuple[Wording, ...] = (
       r"^>? ?compiling and loading fused kernels \.\.\.",
       "NVIDIA/Megatron-LM 23.04 megatron/initialize.py _compile_dependencies: print('> compiling and loading fused kernels ...', flush=True) "
       "(and core_r0.8.0 megatron/training/initialize.py), before fused_kernels.load(args) JIT-builds into megatron/fused_kernels/build"),
+    # Megatron-LM before the fused-kernels refactor (0d5188c, 2021-03-17) JIT-built them inside parse_args, right after this
+    # line and before the "---- arguments ----" banner; nothing else between the two blocks in any release
+    W(Symptom.JIT_BUILD_STARTED, (" for parameters ...",),
+      r"^using (?P<params_dtype>torch\.(?:float16|bfloat16|float32|half|float)) for parameters \.\.\.\s{0,4}$",
+      "NVIDIA/Megatron-LM megatron/arguments.py parse_args before 0d5188c155 (2021-03): print('using {} for parameters ...'.format("
+      "args.params_dtype)), then fused_kernels.load_scaled_upper_triang_masked_softmax_fusion_kernel() etc., then _print_args's "
+      "'------------------------ arguments ------------------------'"),
     W(Symptom.JIT_BUILD_WAITING, ("file_baton.py",),
       r'File "(?P<file>[^"\n]{0,300}torch[/\\]utils[/\\]file_baton\.py)", line \d{1,6}, in wait\b',
       "pytorch/pytorch torch/utils/file_baton.py FileBaton.wait (1.x-2.13, reproduced with torch 2.13.0: cpp_extension.load with a stale "
