@@ -224,6 +224,15 @@ def test_a_keyerror_from_config_mapping_is_transformers_older_than_the_model():
     assert [f.role for f in d.findings if f.signature == "python-unhandled-exception"] == ["context"]
 
 
+def test_a_listed_transformers_newer_than_the_keyerror_form_says_the_job_ran_another_environment():
+    d = diagnose_text("transformers==4.37.2\n" + TF_4362_KEYERROR)
+    top = d.findings[0]
+    assert top.signature == "hf-model-type-unrecognized"
+    assert any("another environment" in n and "transformers 4.37.2" in n for n in top.notes), top.notes
+    older = diagnose_text("transformers==4.36.2\n" + TF_4362_KEYERROR).findings[0]
+    assert not any("another environment" in n for n in older.notes) and any("transformers 4.36.2" in n for n in older.notes)
+
+
 def test_a_keyerror_of_the_users_own_dict_is_no_model_type():
     d = diagnose_text('Traceback (most recent call last):\n  File "/home/u/train.py", line 4, in <module>\n    value = table[name]\n'
                       "KeyError: 'qwen2'\n")

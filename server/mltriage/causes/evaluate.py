@@ -121,6 +121,8 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
     # -- version and toolchain mismatches ------------------------------------------------------------
     if name == "import-from-installed-package":
         return _import_from_installed_package(run, observations)
+    if name == "transformers-older-than-model":
+        return _transformers_older_than_model(run, observations)
     if name == "waiting-on-build-lock":
         obs = observations.first(Symptom.JIT_BUILD_WAITING)
         return Judged(obs is not None, [f"a process waits in torch's FileBaton.wait for the build lock (line {obs.line})"] if obs else [])
@@ -163,6 +165,39 @@ def _import_from_installed_package(run: RunModel, observations: Observations) ->
                 lines.append(fact.text)
         return Judged(True, notes, tuple(lines))
     return Judged(False, [])
+
+
+def _transformers_older_than_model(run: RunModel, observations: Observations) -> Judged:
+    """transformers did not know the model type: the release that ran is older than the model. Its
+    KeyError form comes only from releases before 4.37, so a newer version in the log's package list
+    means the job ran another environment than the one listed."""
+    obs = observations.first(Symptom.MODEL_TYPE_UNKNOWN)
+    if obs is None:
+        return Judged(False, [])
+    notes, lines = [], []
+    listed = run.packages.get("transformers")
+    before = str(obs.facts.get("transformers_before") or "")
+    if before:
+        notes.append(f"the KeyError from CONFIG_MAPPING (line {obs.line}) is the form of transformers releases before {before}")
+    if listed is not None:
+        version = listed.words.split(" ", 1)[-1]
+        if before and _release(version) >= _release(before):
+            notes.append(f"the log lists {listed.cited()}, yet the traceback comes from a release before {before}: the job ran "
+                         "another environment than the one listed (print transformers.__version__ and __file__ inside the job)")
+        else:
+            notes.append(f"the log shows {listed.cited()}")
+        lines.append(listed.text)
+    return Judged(True, notes, tuple(lines))
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits[:6]))
+    return tuple(parts)
 
 
 def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_lines: list[str], run: RunModel,
