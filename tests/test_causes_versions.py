@@ -58,6 +58,12 @@ WORDS = [
      "input_value=15099494.4, input_type=float]", "pydantic-core IntFromFloat", {"input_value": "15099494.4"}),
     (Symptom.VALUE_NOT_INTEGER, "[rank1]:   ... [type=int_from_float, input_value=2.5, input_type=float]", "pydantic-core error line",
      {"input_value": "2.5"}),
+    (Symptom.REQUIREMENT_UNMET, "ImportError: tokenizers>=0.99 is required for a normal functioning of this module, but found tokenizers==0.15.2.",
+     "transformers utils/versions.py", {"form": "raised", "requirement": "tokenizers>=0.99", "package": "tokenizers", "version": "0.15.2"}),
+    (Symptom.REQUIREMENT_UNMET, "vllm 0.8.5 requires transformers>=4.51.1, but you have transformers 4.46.0 which is incompatible.",
+     "pip install's conflict report", {"form": "pip", "requirer": "vllm", "package": "transformers", "version": "4.46.0"}),
+    (Symptom.REQUIREMENT_UNMET, "peft 0.4.0 has requirement accelerate>=0.21, but you have accelerate 0.20.3.", "pip check",
+     {"form": "pip", "requirer": "peft", "package": "accelerate", "version": "0.20.3"}),
     (Symptom.JIT_BUILD_STARTED, "Using /root/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...", "torch cpp_extension",
      {"root": "/root/.cache/torch_extensions/py310_cu121"}),
     (Symptom.JIT_BUILD_STARTED, "> compiling and loading fused kernels ...", "Megatron-LM 23.04 initialize.py", {}),
@@ -399,3 +405,35 @@ def test_old_megatron_interrupted_between_its_dtype_line_and_its_arguments_banne
     went_on = diagnose_text("using torch.float16 for parameters ...\n------------------------ arguments ------------------------\n"
                             + "".join(f"  option_{i} ........ {i}\n" for i in range(3)) + "^C\n")
     assert "torch-extension-build-lock-stale" not in {f.signature for f in went_on.findings}
+
+
+# -- a library's own version check, and pip's conflict report -------------------------------------------
+
+# reproduced: transformers 4.36.2 require_version('tokenizers>=0.99', ...) with tokenizers 0.15.2, CPython 3.11.7
+TF_REQUIRE_VERSION = '''Traceback (most recent call last):
+  File "<string>", line 3, in <module>
+  File "/tmp/vers/tf/lib/python3.11/site-packages/transformers/utils/versions.py", line 111, in require_version
+    _compare_versions(op, got_ver, want_ver, requirement, pkg, hint)
+  File "/tmp/vers/tf/lib/python3.11/site-packages/transformers/utils/versions.py", line 44, in _compare_versions
+    raise ImportError(
+ImportError: tokenizers>=0.99 is required for a normal functioning of this module, but found tokenizers==0.15.2.
+To fix: pip install -U tokenizers
+'''
+
+
+def test_a_librarys_own_version_check_names_the_requirement_and_the_installed_version():
+    top = diagnose_text(TF_REQUIRE_VERSION).findings[0]
+    assert top.signature == "python-package-requirement-unmet"
+    assert "tokenizers 0.15.2" in top.title and "tokenizers>=0.99" in top.title
+    assert "python -m pip install 'tokenizers>=0.99'" in top.fix.summary
+
+
+def test_pips_conflict_report_is_cited_by_the_import_it_explains_and_alone_is_no_such_cause(tmp_path):
+    site = _two_packages(tmp_path)
+    pip_line = "alphazoo 0.1.0 requires betalib<2, but you have betalib 2.0.0 which is incompatible.\n"
+    d = diagnose_text(pip_line + _run_python("import alphazoo.patch as p; p.patch_tokenizer()", site, tmp_path))
+    top = d.findings[0]
+    assert top.signature == "python-package-versions-incompatible"
+    assert any(n.startswith("pip reported: alphazoo 0.1.0 requires betalib<2") for n in top.notes), top.notes
+    alone = diagnose_text(pip_line)
+    assert not {"python-package-requirement-unmet", "python-package-versions-incompatible"} & {f.signature for f in alone.findings}

@@ -131,6 +131,7 @@ Condition = Literal[
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
     # version and toolchain mismatches
     "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
+    "requirement-raised",  # a library raised because an installed version fails its stated requirement (transformers' require_version)
     "transformers-older-than-model",  # transformers did not know a model type (notes the version the log lists against the form it raised)
     "waiting-on-build-lock",  # a process waits in torch.utils.file_baton FileBaton.wait (a frame, a py-spy line, its warning)
     "stopped-in-jit-build",  # the run stopped (hang, Ctrl-C, or the log ends) right after a JIT extension build began

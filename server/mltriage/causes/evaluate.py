@@ -121,6 +121,10 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
     # -- version and toolchain mismatches ------------------------------------------------------------
     if name == "import-from-installed-package":
         return _import_from_installed_package(run, observations)
+    if name == "requirement-raised":
+        obs = next((o for o in observations.of(Symptom.REQUIREMENT_UNMET) if o.facts.get("form") == "raised"), None)
+        return Judged(obs is not None, [f"{obs.facts.get('package')} {obs.facts.get('version')} fails the requirement "
+                                         f"{obs.facts.get('requirement')} (line {obs.line})"] if obs else [])
     if name == "transformers-older-than-model":
         return _transformers_older_than_model(run, observations)
     if name == "waiting-on-build-lock":
@@ -163,6 +167,13 @@ def _import_from_installed_package(run: RunModel, observations: Observations) ->
             if fact is not None:
                 notes.append(f"the log shows {fact.cited()}")
                 lines.append(fact.text)
+        pair = {package_key(n) for n in (package, importer) if n}
+        for conflict in observations.of(Symptom.REQUIREMENT_UNMET):
+            if conflict.facts.get("form") == "pip" and package_key(str(conflict.facts.get("package", ""))) in pair:
+                notes.append(f"pip reported: {conflict.facts.get('requirer')} {conflict.facts.get('requirer_version')} requires "
+                             f"{conflict.facts.get('requirement')}, but {conflict.facts.get('package')} {conflict.facts.get('version')} "
+                             f"is installed (line {conflict.line})")
+                lines.append(conflict.text)
         return Judged(True, notes, tuple(lines))
     return Judged(False, [])
 

@@ -67,6 +67,7 @@ class Symptom(StrEnum):
     MODEL_TYPE_UNKNOWN = "model-type-unknown"  # transformers does not know a checkpoint's model_type (facts: model_type, transformers_before)
     CONFIG_VALIDATION_FAILED = "config-validation-failed"  # pydantic rejected a config model (facts: count, model)
     VALUE_NOT_INTEGER = "value-not-integer"  # a validator wanted an integer and got a float (facts: input_value)
+    REQUIREMENT_UNMET = "requirement-unmet"  # an installed version fails a stated requirement (facts: form, requirement, package, version, requirer)
     JIT_BUILD_STARTED = "jit-build-started"  # a JIT C++/CUDA extension build or load began (facts: root, the extensions root)
     JIT_BUILD_WAITING = "jit-build-waiting"  # a process waits on torch's extension build lock (FileBaton) (facts: lock)
 
@@ -511,6 +512,22 @@ WORDINGS: tuple[Wording, ...] = (
       r"Waited on lock file \"(?P<lock>[^\"\n]{1,400})\" for (?P<seconds>\d{1,9}) seconds",
       "pytorch/pytorch torch/utils/file_baton.py FileBaton.wait (2.x): warnings.warn(f'Waited on lock file \"{self.lock_file_path}\" for "
       "{self.warn_after_seconds} seconds.')"),
+    W(Symptom.REQUIREMENT_UNMET, ("is required for a normal functioning of this module, but found",),
+      r"(?P<requirement>[A-Za-z][\w.-]{0,100}\s{0,2}(?:[<>=!~]=?|===)[^\s]{1,200}) is required for a normal functioning of this module, "
+      r"but found (?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w+!-]{0,20}(?:\.[\w+!-]{1,20}){0,6})",
+      "huggingface/transformers src/transformers/utils/versions.py _compare_versions: raise ImportError(f\"{requirement} is required for a "
+      "normal functioning of this module, but found {pkg}=={got_ver}.{hint}\") (v4.36.2, reproduced; the same in v4.45.0)",
+      given=(("form", "raised"),)),
+    W(Symptom.REQUIREMENT_UNMET, ("which is incompatible.",),
+      r"(?P<requirer>[A-Za-z][\w.-]{0,100}) (?P<requirer_version>\d\S{0,60}) requires (?P<requirement>[A-Za-z][^,\n]{0,200}), but "
+      r"you(?:'ll)? have (?P<package>[A-Za-z][\w.-]{0,100}) (?P<version>\d\S{0,60}) which is incompatible\.",
+      "pypa/pip 23.2.1 src/pip/_internal/commands/install.py _warn_about_conflicts: \"{name} {version} requires {requirement}, but {you} have "
+      "{dep_name} {dep_version} which is incompatible.\" (20.3+; 'you'll' in pip 20.2's resolver)", given=(("form", "pip"),)),
+    W(Symptom.REQUIREMENT_UNMET, (" has requirement ",),
+      r"(?P<requirer>[A-Za-z][\w.-]{0,100}) (?P<requirer_version>\d\S{0,60}) has requirement (?P<requirement>[A-Za-z][^,\n]{0,200}), but "
+      r"you have (?P<package>[A-Za-z][\w.-]{0,100}) (?P<version>\d\S{0,60})\.",
+      "pypa/pip src/pip/_internal/commands/check.py: \"%s %s has requirement %s, but you have %s %s.\" (pip check, 9-23.x)",
+      given=(("form", "pip"),)),
     W(Symptom.PACKAGE_VERSION, ("==",),
       r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
       "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
