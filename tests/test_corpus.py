@@ -37,6 +37,7 @@ EXPECTED = {
     "cpu/init_pg_unreachable.log": "torch-tcpstore-connect-timeout",
     "cpu/nan_anomaly.log": "numerics-anomaly-nan-backward",
     "cpu/rendezvous_join_timeout.log": "torchrun-rendezvous-timeout",
+    "cpu/rendezvous_join_timeout_two_nodes.log": "torchrun-rendezvous-timeout",
     "cpu/tcpstore_addr_in_use.log": "torch-tcpstore-address-in-use",
     "cpu/tcpstore_connect_timeout.log": "torch-tcpstore-connect-timeout",
     "cpu/torch_load_weights_only.log": "python-torch-load-weights-only",

@@ -42,6 +42,11 @@ ENTRIES = {
         "torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29533 "
         "--rdzv-conf join_timeout=10 zoo/scenarios/healthy.py",
         "RendezvousTimeoutError"),
+    # the same, with torchrun's INFO log: its launch-config dump says the run spans two nodes (min_nodes / max_nodes)
+    "rendezvous_join_timeout_two_nodes": (
+        "LOGLEVEL=INFO torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29534 "
+        "--rdzv-conf join_timeout=8 zoo/scenarios/healthy.py",
+        "min_nodes"),
     "ddp_detail_segfault": (
         "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --standalone --nproc-per-node 2 --tee 3 zoo/scenarios/healthy.py",
         "Segmentation fault"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from mltriage.run_model.model import Phase, Silence, StopKind
 from mltriage.symptoms.vocabulary import Symptom
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -129,6 +130,17 @@ Condition = Literal[
     "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
     "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
     "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
+    # the network between nodes (run_model.network)
+    "multi-node",  # the run spans nodes: two hosts in NCCL's prefixes, or a launcher/command line/user says N > 1 nodes
+    "interface-unusable",  # a multi-node run's NCCL uses loopback, a container bridge, a VPN/VM interface or link-local
+    "peer-address-unusable",  # a connect failed to a loopback/bridge/link-local peer address (NCCL's own, or across nodes)
+    "container-network",  # a multi-node run's ranks advertise container-bridge addresses (or one address on two hosts)
+    "connect-failed",  # a TCP connect to a peer failed for good, or an open connection to one closed
+    "setup-not-finished",  # the run stopped before any communicator was ready
+    "setup-failed-unexplained",  # an unrecognised error line or a noted/dumped hang, and no line error finding
+    "garbage-address-unexplained",  # NCCL read a garbage peer address and the run left NCCL_SOCKET_IFNAME alone
+    "store-address-loopback",  # c10d's store/rendezvous client connected to a loopback address (MASTER_ADDR=localhost)
+    "roce-transfer-failed",  # a RoCE port, and a retry-exceeded completion (status 12) or a noted hang between nodes
     # version and toolchain mismatches
     "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
     "requirement-raised",  # a library raised because an installed version fails its stated requirement (transformers' require_version)
@@ -137,9 +149,11 @@ Condition = Literal[
     "stopped-in-jit-build",  # the run stopped (hang, Ctrl-C, or the log ends) right after a JIT extension build began
     "deepspeed-config-model",  # the config model pydantic rejected is one of DeepSpeed's (DeepSpeedZeroConfig, DeepSpeedConfigModel ...)
 ]
-StopKindName = Literal["error", "watchdog", "hang-noted", "hang-dump", "hang-silent", "clean-end", "unknown"]
-PhaseName = Literal["launch", "comm-setup", "channels", "comm-ready", "first-collective", "steady", "finish"]
-SymptomName = Literal[tuple(s.value for s in Symptom)]  # type: ignore[valid-type]  # the vocabulary owns the names
+# the names come from their owners: the run model's enums and the vocabulary
+StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]
+PhaseName = Literal[tuple(p.label for p in Phase)]  # type: ignore[valid-type]
+SilenceName = Literal[tuple(s.value for s in Silence)]  # type: ignore[valid-type]
+SymptomName = Literal[tuple(s.value for s in Symptom)]  # type: ignore[valid-type]
 
 
 class Cause(_Strict):
@@ -155,6 +169,10 @@ class Cause(_Strict):
         default=None,
         description="Where a silent stop (the log just ends, hang-silent) counts, when narrower than stopped_in: a paste cut "
         "during set-up looks like a healthy one; a hang the user noted or dumped counts in every phase of stopped_in.",
+    )
+    silence: list[SilenceName] = Field(
+        default_factory=list,
+        description="Only a silent stop of one of these kinds (where the log ended: nccl-setup, benchmark-header, benchmark-rows, ...).",
     )
     requires: list[Condition] = Field(default_factory=list)
     requires_any: list[Condition] = Field(default_factory=list, description="At least one of these holds.")

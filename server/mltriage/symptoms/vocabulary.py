@@ -54,7 +54,17 @@ class Symptom(StrEnum):
     # the network a run meets
     HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
     SOCKET_ADDRESS_INVALID = "socket-address-invalid"  # NCCL was handed a socket address that is no address (facts: family)
+    # (the nccl-network family: which interfaces and transport the run chose, connects that failed, how many nodes)
+    INTERFACE_CHOSEN = "interface-chosen"  # NCCL named the interfaces it bootstraps or sends over (facts: role, interfaces)
+    NET_CHOSEN = "net-chosen"  # NCCL named its inter-node transport (facts: net: Socket, IB or a plugin's name)
+    IB_ABSENT = "ib-absent"  # NCCL found no InfiniBand/RoCE device: traffic between nodes goes over TCP sockets
+    PEER_CONNECT_FAILED = "peer-connect-failed"  # a TCP connect to a peer failed for good (facts: peer, port, reason)
+    PEER_CONNECTION_CLOSED = "peer-connection-closed"  # an open socket to a peer was closed or reset (facts: peer, port)
+    MULTI_NODE = "multi-node"  # a launcher, a command line or the user says the run spans nodes (facts: nodes)
+    ROCE_LINK = "roce-link"  # an RDMA port whose link layer is Ethernet (RoCE): its GID index decides what the peer reaches
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
+    # the platform's services
+    FABRIC_MANAGER_DOWN = "fabric-manager-down"  # NVIDIA Fabric Manager (NVSwitch set-up) failed to start (facts: fm_version, driver_version)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
@@ -114,6 +124,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
+    "nodes": _count,
 }
 
 
@@ -160,8 +171,32 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl src/init.cc 2.7-2.29: INFO \"ncclCommInitRank comm %p rank %d nranks %d cudaDev %d ... - Init START\""),
     W(Symptom.COMM_INIT_STARTED, ("vLLM is using nccl==",), r"vLLM is using nccl==(?P<nccl_version>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)",
       "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py 0.4.1+: logger.info(\"vLLM is using nccl==%s\", ...)"),
+    W(Symptom.COMM_INIT_STARTED, ("sglang is using nccl==",), r"sglang is using nccl==(?P<nccl_version>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)",
+      "sgl-project/sglang python/sglang/srt/distributed/device_communicators/pynccl.py (0.4+, vLLM's copy): "
+      "logger.info(\"sglang is using nccl==%s\", self.nccl.ncclGetVersion())"),
     W(Symptom.COMM_INIT_STARTED, ("Bootstrap : Using", "Bootstrap: Using"), r"Bootstrap ?: Using",
       "NVIDIA/nccl src/bootstrap.cc: \"Bootstrap : Using %s\" (2.4-2.22), \"Bootstrap: Using %s\" (2.23+)"),
+    # the frameworks' own words for "distributed set-up starts here" (their NCCL communicators come up right after)
+    W(Symptom.COMM_INIT_STARTED, ("distributed_init_method=",),
+      r"\bworld_size=(?P<nranks>\d{1,7}) rank=\d{1,7} local_rank=-?\d{1,4} distributed_init_method=\S{1,300} backend=\w{1,12}",
+      "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment: logger.debug(\"world_size=%d rank=%d "
+      "local_rank=%d \" \"distributed_init_method=%s backend=%s\", ...) (0.4.1-0.9) and the same format on one line (0.10+)"),
+    W(Symptom.COMM_INIT_STARTED, ("GPU P2P access cache",),
+      r"\b(?:reading GPU P2P access cache from|generating GPU P2P access cache in) \S{1,300}",
+      "vllm-project/vllm gpu_p2p_access_check: logger.info(\"reading GPU P2P access cache from %s\", path) and \"generating GPU P2P "
+      "access cache in %s\" (vllm/distributed/utils.py 0.4.1, device_communicators/custom_all_reduce_utils.py 0.4.2+): the "
+      "custom all-reduce's peer-to-peer test, run while the TP group is set up", given=(("stage", "p2p-check"),)),
+    W(Symptom.COMM_INIT_STARTED, ("Init torch distributed begin",), r"\bInit torch distributed begin\.",
+      "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
+      "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
+    W(Symptom.COMM_INIT_STARTED, ("Initializing distributed: GLOBAL_RANK:", "initializing distributed: GLOBAL_RANK:",
+                                  "All distributed processes registered"),
+      r"[Ii]nitializing distributed: GLOBAL_RANK: \d{1,7}, MEMBER: \d{1,7}/(?P<nranks>\d{1,7})|All distributed processes registered\. "
+      r"Starting with (?P<nranks>\d{1,7}) process",
+      "Lightning-AI/lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection: log.info(f\"Initializing "
+      "distributed: GLOBAL_RANK: {global_rank}, MEMBER: {global_rank + 1}/{world_size}\") and rank_zero_info(f\"All distributed "
+      "processes registered. Starting with {world_size} processes\") (2.x; pytorch_lightning 1.x ddp.py: \"initializing "
+      "distributed: GLOBAL_RANK: ...\")"),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
       r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?\d{1,7}(?:\[[0-9a-fx]{1,16}\])? -> \d{1,7}(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
       "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "
@@ -170,7 +205,7 @@ WORDINGS: tuple[Wording, ...] = (
       r"Init COMPLETE|Connected all (?:rings|trees)",
       "NVIDIA/nccl src/init.cc: \"comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE\" (2.x); "
       "src/graph/connect.cc \"Connected all rings\" (2.9+)"),
-    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}\S{1,64}\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
+    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}(?P<host>\S{1,64})\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
       "NVIDIA/nccl-tests src/common.cu: PRINT(\"#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\") (2.10+), "
       "\"#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\" (2.0-2.9)"),
     W(Symptom.DEVICE_LISTED, ("Device: ",), r"^Device: (?P<device>\d{1,3}), [^\n]{1,80}, pciBusID: [0-9a-f]{1,4}",
@@ -188,6 +223,11 @@ WORDINGS: tuple[Wording, ...] = (
       "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu (b3000+): GGML_LOG_INFO(\"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") "
       "and ggml-cuda.cu before the ggml/ move: fprintf(stderr, \"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") (also what ollama "
       "prints, as ggml_init_cublas / ggml_cuda_init)"),
+    # printed only when the process sees more than one GPU: its words imply two or more (a lower bound)
+    W(Symptom.GPUS_DESCRIBED, ("as main device",), r"\bggml_cuda_set_main_device: using device \d{1,2} \((?P<model>[^()\n]{2,60})\) as main device",
+      "ggml-org/llama.cpp ggml-cuda.cu (2023, also vendored by ollama): ggml_cuda_set_main_device() prints "
+      "fprintf(stderr, \"%s: using device %d (%s) as main device\\n\", __func__, g_main_device, prop.name) inside "
+      "`if (g_device_count > 1)`; ggml-xrt/ggml-test forks keep the same guard", given=(("count", 2),)),
     # "2x RTX 3090", "8 × A100-SXM4", "two RTX A6000 GPUs", "4 Nvidia RTX A5000": how users describe their machine
     W(Symptom.GPUS_DESCRIBED, _GPU_MODEL_LITERALS,
       r"(?<!\|\s{0,8})(?<![\w.])(?P<count>[1-9]\d{0,2}|two|three|four|six|eight|sixteen|dual|quad)\s{0,2}(?:[x×X*]\s{0,2}|\s)(?:NVIDIA\s|Nvidia\s|nvidia\s)?"
@@ -249,11 +289,106 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl v2.10.3-1 src/include/socket.h:373 WARN(\"Net : connecting to address %s with family %d is neither AF_INET(%d) nor "
       "AF_INET6(%d)\") (2.x-2.13), src/misc/socket.cc:397 (v2.14.3-1) and \"ncclSocketInit: connecting to address %s ...\" "
       "(src/misc/socket.cc:714 in v2.19.3-1, :814 in v2.27.3-1)"),
+    # (the nccl-network family) the interfaces NCCL chose: " [0]eth0:10.0.0.1<0>" lists (2.4+) or one " eth0:10.0.0.1<0>" (2.12+)
+    W(Symptom.INTERFACE_CHOSEN, ("Bootstrap : Using", "Bootstrap: Using", "NET/Socket : Using"),
+      r"(?P<role>Bootstrap|NET/Socket) ?: Using(?P<interfaces>(?: ?\[\d{1,2}\] ?| )[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>"
+      r"(?:(?: ?\[\d{1,2}\] ?| )[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>){0,15})",
+      "NVIDIA/nccl src/bootstrap.cc INFO(NCCL_INIT, \"Bootstrap : Using%s\", line) with \" [%d]%s:%s\" per interface (v2.4.8-1..v2.11) "
+      "and \" %s:\" + ncclSocketToString (v2.12.12-1..v2.26: one interface), INFO(NCCL_BOOTSTRAP, \"Bootstrap: Using%s\") (v2.27.3-1+); "
+      "src/transport/net_socket.cc INFO(NCCL_INIT|NCCL_NET, \"NET/Socket : Using%s\", line) with \" [%d]%s:%s\" (v2.4.8-1..v2.30.7-1)"),
+    W(Symptom.INTERFACE_CHOSEN, ("NET : Using interface ",),
+      r"NET : Using interface (?P<interfaces>[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>)",
+      "NVIDIA/nccl v2.3.5-5..v2.3.7-1 src/include/socket.h findInterfaces: INFO(INIT|NET, \"NET : Using interface %s:%s\", "
+      "interface->ifa_name, socketToString(...))", given=(("role", "NET"),)),
+    W(Symptom.INTERFACE_CHOSEN, ("; OOB ",),
+      r"NET/IB ?: ?Using[^\n]{0,600}?; OOB (?P<interfaces>[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>)",
+      "NVIDIA/nccl src/transport/net_ib.cc INFO(NCCL_INIT|NCCL_NET, \"NET/IB : Using%s ; OOB %s:%s\", ...) (v2.4.8-1..v2.20) and "
+      "\"NET/IB : Using%s %s; OOB %s:%s\" (v2.21.5-1; src/transport/net_ib/init.cc v2.30.7-1): the socket interface IB connects over",
+      given=(("role", "IB-OOB"),)),
+    W(Symptom.INTERFACE_CHOSEN, ("Using the loopback address as fallback",), r"Unable to resolve hostname to a \(local\) address\. Using the loopback address as fallback",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp createDefaultDevice: TORCH_WARN_ONCE(\"Unable to resolve hostname to "
+      "a (local) address. \", \"Using the loopback address as fallback. \", ...) (strings of torch 2.13.0's libtorch_cpu.so): Gloo bound "
+      "to the loopback", given=(("role", "Gloo"), ("interfaces", "lo:127.0.0.1<0>"))),
+    W(Symptom.NET_CHOSEN, ("Using network ",), r"\bUsing network (?P<net>[A-Za-z][\w .-]{0,40}?)\s{0,4}$",
+      "NVIDIA/nccl src/init.cc INFO(NCCL_INIT, \"Using network %s\", ncclNetName()) (v2.7.8-1..v2.12) and comm->ncclNet->name "
+      "(v2.18.5-1..v2.30.7-1): \"Socket\", \"IB\" or a net plugin's name (\"AWS Libfabric\", \"FastSocket\")"),
+    W(Symptom.NET_CHOSEN, ("NET/IB : Using", "NET/IB: Using"), r"NET/IB ?: ?Using ?\[\d{1,3}\]", "NVIDIA/nccl src/transport/net_ib.cc "
+      "\"NET/IB : Using%s ; OOB %s:%s\" with \" [%d]%s:%d/%s\" per device (v2.4.8-1..v2.20), \" [%d]={...}\" merged devices (v2.21.5-1+)",
+      given=(("net", "IB"),)),
+    W(Symptom.IB_ABSENT, ("NET/IB : No device found", "Failed to open libibverbs"),
+      r"NET/IB : No device found|Failed to open libibverbs\.so",
+      "NVIDIA/nccl src/transport/net_ib.cc INFO(NCCL_INIT|NCCL_NET, \"NET/IB : No device found.\") (v2.4.8-1..v2.21.5-1; "
+      "src/transport/net_ib/init.cc v2.30.7-1) and src/misc/ibvsymbols.cc INFO(NCCL_INIT, \"Failed to open libibverbs.so[.1]\") (v2.19+)"),
+    W(Symptom.ROCE_LINK, ("/RoCE",), r"NET/IB ?: ?Using[^\n]{0,600}?\[\d{1,3}\] ?(?P<hca>[\w.-]{1,32}):\d{1,3}/RoCE",
+      "NVIDIA/nccl src/transport/net_ib.cc \" [%d]%s:%d/%s\" with link == IBV_LINK_LAYER_INFINIBAND ? \"IB\" : \"RoCE\" in \"NET/IB : "
+      "Using%s ; OOB %s:%s\" (v2.4.8-1..v2.20) and the merged-device form (v2.21.5-1 net_ib.cc:525/533)"),
+    W(Symptom.ROCE_LINK, ("link_layer:",), r"^\s{0,16}link_layer:\s{1,16}Ethernet\b",
+      "linux-rdma/rdma-core libibverbs/examples/devinfo.c print_hca_cap: printf(\"\\t\\t\\tlink_layer:\\t\\t%s\\n\", "
+      "link_layer_str(port_attr.link_layer)) (ibv_devinfo; \"Ethernet\" for RoCE ports)"),
+    # a connect that failed for good (a retry in progress is not one)
+    W(Symptom.PEER_CONNECT_FAILED, ("Connect to ", "connect to ", "Call to connect ", "socketPollConnect to "),
+      r"(?:^|: |Net : |WARN )Connect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> (?:failed : |returned \d{1,5}\()(?P<reason>[^\n)]{1,80})"
+      r"|\bconnect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> returned (?P<reason>[^,\n]{1,80}), exceeded error retry count"
+      r"|socketPollConnect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> failed with error (?P<reason>[^\n]{1,80})"
+      r"|Call to connect (?:timeout|failed) : (?P<reason>[^\n]{1,80})",
+      "NVIDIA/nccl: src/include/core.h SYSCHECKNTIMES WARN(\"Call to \" name \" timeout : %s\") (v2.3.7-1; include/checks.h to v2.9); "
+      "include/socket.h WARN(\"Connect to %s failed : %s\") (v2.4-v2.9); src/misc/socket.cc \"Net : Connect to %s failed : %s\" "
+      "(v2.10-v2.15), \"socketStartConnect: Connect to %s failed : %s\" (v2.16-v2.23), \"%s: connect to %s returned %s, exceeded error "
+      "retry count after %d attempts\" (v2.24.3-1+), \"socketPollConnect to %s failed with error %s\" (v2.27.7-1)",
+      given=(("layer", "nccl"),)),
+    W(Symptom.PEER_CONNECT_FAILED, ("The client socket has failed to connect to ", "The client socket has timed out after "),
+      r"The client socket has failed to connect to (?:\[(?P<peer>[^\]\s]{1,255})\]|(?P<peer>[^\s:\[]{1,255})):(?P<port>\d{1,5}) "
+      r"\(errno: \d{1,5} - (?P<reason>[^)\n]{1,80})\)"
+      r"|The client socket has (?P<reason>timed out) after \d{1,9}m?s while trying to connect to \((?P<peer>[^,\s]{1,255}), (?P<port>\d{1,5})\)",
+      "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (1.13-2.x): \"The client socket has failed to connect to {} {}.\" "
+      "(\"[host]:port\", \"(errno: %d - %s)\") and \"The client socket has timed out after {} while trying to connect to ({}, {}).\" "
+      "(strings of torch 2.13.0's libtorch_cpu.so; recorded: corpus/cpu/init_pg_unreachable.log)", given=(("layer", "c10d"),)),
+    W(Symptom.PEER_CONNECTION_CLOSED, ("Connection closed by remote peer", "failed : Connection reset by peer"),
+      r"Connection closed by remote peer(?: (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})>)?"
+      r"|Call to recv (?:from (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> )?failed : Connection reset by peer",
+      "NVIDIA/nccl: WARN(\"Net : Connection closed by remote peer\") (src/include/socket.h v2.3.5-5..v2.9), \"Net : Connection closed "
+      "by remote peer %s\" (src/misc/socket.cc v2.10-v2.15), \"socketProgress: Connection closed by remote peer %s\" (v2.16-v2.30.7-1); "
+      "\"Call to recv failed : %s\" (v2.4-v2.9) and \"socketProgressOpt: Call to recv from %s failed : %s\" (v2.10-v2.26)",
+      given=(("layer", "nccl"),)),
+    W(Symptom.PEER_CONNECTION_CLOSED, ("Read error [", "Connection closed by peer ["),
+      r"Read error \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5}): Connection reset by peer|Connection closed by peer \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5})",
+      "pytorch/gloo gloo/transport/tcp/pair.cc: GLOO_ERROR \"Read error \", peer, \": \", strerror(errno) and \"Connection closed by "
+      "peer \", peer (recorded: corpus/cpu/gloo_peer_killed.log, torch 2.13.0)", given=(("layer", "gloo"),)),
+    # how many nodes: launchers' own words, command lines, and users' descriptions
+    # (not NCCL's "nRanks %d nNodes %d localRanks %d": its nodes are NCCL's own grouping, and one host with
+    # NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 reports nNodes 2: corpus/gpu/nccl_p2p_shm_disable.log)
+    W(Symptom.MULTI_NODE, ("min_nodes ", "max_nodes ", "--nnodes", "--num_nodes", "--num-nodes", "--nodes", "nnodes="),
+      r"^\s{0,4}(?:min|max)_nodes\s{1,24}: (?P<nodes>\d{1,5})\b|--nnodes[= ](?:\d{1,5}:)?(?P<nodes>\d{1,5})\b"
+      r"|--num[_-]nodes[= ](?P<nodes>\d{1,5})\b|(?:#SBATCH\s{1,4})?--nodes[= ](?P<nodes>\d{1,5})\b|\bnnodes=(?P<nodes>\d{1,5})\b",
+      "pytorch/pytorch torch/distributed/launcher/api.py launch_agent's config dump \"  min_nodes                : %(min_nodes)s\" "
+      "(2.13.0 here) and torch/distributed/run.py \"--nnodes\" (\"1:4\" elastic form); microsoft/DeepSpeed deepspeed/launcher/runner.py "
+      "\"--num_nodes\"; sgl-project/sglang server_args \"--nnodes\" (ServerArgs repr \"nnodes=2\"); Slurm sbatch/srun \"--nodes=N\""),
+    W(Symptom.MULTI_NODE, (" nodes", " Nodes", " machines", " servers", "multi-node", "Multi-node", "multinode", "Multinode",
+                           "multi node", "Multi node", "head node", "worker node", "master node"),
+      r"\b(?P<nodes>[2-9]|[1-9]\d{1,3}|two|three|four|six|eight|sixteen)\s{0,2}(?:GPU\s{1,2})?(?:nodes|machines|servers)\b"
+      r"|\b(?:multi[- ]?(?:node|machine)|(?:head|worker|master) node)s?\b",
+      "users' descriptions in public issue threads of NVIDIA/nccl, pytorch/pytorch and sgl-project/sglang (\"two nodes\", "
+      "\"2 machines with 8 GPUs\", \"multi-node training\", \"the head node reports\")", ignore_case=True, given=(("nodes", 2),)),
     W(Symptom.SHM_CUDA_FAILURE, ("transport/shm.cc:",),
       r"transport/shm\.cc:\d{1,5} NCCL WARN (?:Cuda failure|Cuda driver error|CUDA failure)",
       "NVIDIA/nccl v2.23.4-1..v2.28.9-1 src/transport/shm.cc: CUCHECK/CUDACHECK in the cuMem host-memory path (cuMemImportFromShareableHandle, "
       "cudaGetDevice...) failing with include/checks.h WARN(\"Cuda failure '%s'\") under debug.cc's \"[%d] %s:%d NCCL WARN \" prefix",
       whole_line=True),
+    # -- the platform's services -------------------------------------------------------------------
+    W(Symptom.FABRIC_MANAGER_DOWN, ("fabric manager NVIDIA GPU driver interface version",),
+      r"fabric manager NVIDIA GPU driver interface version (?P<fm_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?) do(?:es)?n['’]t match "
+      r"with driver version (?P<driver_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?)",
+      "NVIDIA Fabric Manager (nv-fabricmanager, closed source) start-up check as it logs it to the journal: \"fabric manager NVIDIA "
+      "GPU driver interface version %s don't match with driver version %s. Please update with matching NVIDIA driver package.\" "
+      "(releases 460-590) and \"... doesn't match with driver version %s. Please update with the matching NVIDIA driver package.\" "
+      "(newer releases)"),
+    W(Symptom.FABRIC_MANAGER_DOWN, ("nvidia-fabricmanager.service:", "NVIDIA fabric manager service", "nv-fabricmanager "),
+      r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: (?:(?:Main|Control) process exited, code=\w{1,10}, "
+      r"status=[1-9]\d{0,2}/\w{1,20}|Failed with result '[\w-]{1,30}')|ExecStart=\S{0,80}nv-fabricmanager\b[^\n]{0,200}\(code=\w{1,10}, status=[1-9]\d{0,2}/",
+      "systemd's words for a unit that failed, with the unit NVIDIA's nvidia-fabricmanager package installs (Description=NVIDIA "
+      "fabric manager service, ExecStart=/usr/bin/nv-fabricmanager): systemd src/core/job.c \"Failed to start %s.\" (v219-v255), "
+      "src/core/service.c log_unit_warning \"%s process exited, code=%s, status=%i/%s\" and \"Failed with result '%s'.\" (v230+), "
+      "systemctl status's \"Process: %u ExecStart=%s (code=%s, status=%i/%s)\" line"),
     # -- any error a logger reported ---------------------------------------------------------------
     W(Symptom.ERROR_LOGGED, ("ERROR", "FATAL", "CRITICAL"),
       r"^\s{0,4}(?:\[(?:ERROR|FATAL|CRITICAL)\]|(?:ERROR|FATAL|CRITICAL)(?::(?:[\w.]{1,40}:)?|\s{1,4}\d\d-\d\d \d\d:\d\d:\d\d\S{0,8}\s{1,4}[^\]\n]{0,80}\]|\s{1,2}-\s|\s{0,2}\|))"
@@ -262,6 +397,9 @@ WORDINGS: tuple[Wording, ...] = (
       "\"%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s\" (ERROR 01-02 10:00:00 [file.py:12] ...), loguru's "
       "\"... | ERROR | ...\", DeepSpeed's \"[ERROR]\" tag, TensorRT's ILogger \"[TensorRT] ERROR: \" (7.x) and TensorRT-LLM's "
       "\"[TensorRT-LLM][ERROR] \""),
+    W(Symptom.ERROR_LOGGED, ("Scheduler hit an exception:",), r"(?P<message>Scheduler hit an exception:[^\n]{0,300})",
+      "sgl-project/sglang python/sglang/srt/managers/scheduler.py run_scheduler_process (0.3+): logger.error(f\"Scheduler hit an "
+      "exception: {traceback}\") under sglang's \"[%(asctime)s TP%d] \" prefix, which names no level"),
     # -- which framework ran -----------------------------------------------------------------------
     W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore", "(RayWorkerVllm"),
       r"vllm serve\b|vllm\.entrypoints|site-packages/vllm/|\((?:APIServer|VllmWorker|EngineCore|RayWorkerVllm)\w{0,12} pid=",
