@@ -67,6 +67,10 @@ WORDS = [
     (Symptom.JIT_BUILD_STARTED, "Using /root/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...", "torch cpp_extension",
      {"root": "/root/.cache/torch_extensions/py310_cu121"}),
     (Symptom.JIT_BUILD_STARTED, "> compiling and loading fused kernels ...", "Megatron-LM 23.04 initialize.py", {}),
+    (Symptom.JIT_BUILD_STARTED, "Emitting ninja build file /opt/megatron/fused_kernels/build/build.ninja...", "torch cpp_extension build lines",
+     {"build_file": "/opt/megatron/fused_kernels/build/build.ninja"}),
+    (Symptom.JIT_BUILD_STARTED, "Building extension module scaled_masked_softmax_cuda...", "torch cpp_extension build lines",
+     {"extension": "scaled_masked_softmax_cuda"}),
     (Symptom.JIT_BUILD_WAITING, '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/file_baton.py", line 42, in wait',
      "CPython frame of torch FileBaton.wait", {}),
     (Symptom.JIT_BUILD_WAITING, "    wait (torch/utils/file_baton.py:42)", "py-spy dump", {}),
@@ -403,6 +407,19 @@ def test_sglangs_capture_failure_says_to_start_without_cuda_graphs_or_in_a_captu
     assert cut.findings[0].signature == "sglang-cuda-graph-capture-failed"
     helped = diagnose_text("  --disable-cuda-graph  Disable cuda graph.\n")
     assert "sglang-cuda-graph-capture-failed" not in {f.signature for f in helped.findings}
+
+
+def test_a_log_that_ends_inside_torchs_extension_build_lines_is_that_cause_and_one_that_loads_the_module_is_not():
+    # pytorch/pytorch torch/utils/cpp_extension.py's verbose build lines under Megatron's fused-kernel banner
+    head = ("> compiling and loading fused kernels ...\nDetected CUDA files, patching ldflags\n"
+            "Emitting ninja build file /opt/megatron/fused_kernels/build/build.ninja...\n"
+            "Building extension module scaled_upper_triang_masked_softmax_cuda...\n"
+            "Allowing ninja to set a default number of workers... (overridable by setting the environment variable MAX_JOBS=N)\n")
+    assert diagnose_text(head).findings[0].signature == "torch-extension-build-lock-stale"
+    loaded = diagnose_text(head + "ninja: no work to do.\nLoading extension module scaled_upper_triang_masked_softmax_cuda...\n"
+                           ">>> done with compiling and loading fused kernels. Compilation time: 3.118 seconds\n"
+                           "time to initialize megatron (seconds): 12.845\n")
+    assert "torch-extension-build-lock-stale" not in {f.signature for f in loaded.findings}
 
 
 def test_old_megatron_interrupted_between_its_dtype_line_and_its_arguments_banner_is_the_fused_kernel_build():

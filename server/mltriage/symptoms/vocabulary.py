@@ -632,6 +632,14 @@ WORDINGS: tuple[Wording, ...] = (
       r"^>? ?compiling and loading fused kernels \.\.\.",
       "NVIDIA/Megatron-LM 23.04 megatron/initialize.py _compile_dependencies: print('> compiling and loading fused kernels ...', flush=True) "
       "(and core_r0.8.0 megatron/training/initialize.py), before fused_kernels.load(args) JIT-builds into megatron/fused_kernels/build"),
+    W(Symptom.JIT_BUILD_STARTED, ("Emitting ninja build file ", "Building extension module ", "Allowing ninja to set a default number of workers",
+                                  "Detected CUDA files, patching ldflags"),
+      r"Emitting ninja build file (?P<build_file>\S{1,400}?)\.\.\.|Building extension module (?P<extension>[\w.-]{1,200})\.\.\.|"
+      r"Allowing ninja to set a default number of workers\.\.\.|Detected CUDA files, patching ldflags",
+      "pytorch/pytorch torch/utils/cpp_extension.py _jit_compile / _write_ninja_file_and_build_library with verbose=True: \"Emitting ninja "
+      "build file {}...\", \"Building extension module {}...\", \"Allowing ninja to set a default number of workers... (overridable by "
+      "setting the environment variable MAX_JOBS=N)\" and \"Detected CUDA files, patching ldflags\" (print(..., file=sys.stderr) in 1.x-2.x, "
+      "logger.info/debug in 2.13.0)"),
     # Megatron-LM before the fused-kernels refactor (0d5188c, 2021-03-17) JIT-built them inside parse_args, right after this
     # line and before the "---- arguments ----" banner; nothing else between the two blocks in any release
     W(Symptom.JIT_BUILD_STARTED, (" for parameters ...",),
