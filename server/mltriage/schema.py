@@ -28,6 +28,7 @@ Area = Literal[
     "huggingface",
     "fsdp",
     "tensorrt-llm",
+    "sglang",
     "host",
     "python",
 ]
@@ -160,6 +161,13 @@ Condition = Literal[
     "timeout-or-hang",  # a collective timed out, or the run stopped in a hang
     "no-root-error",  # no root-cause error of the ranks' own (timeouts and the launcher's reports are consequences)
     "timeout-differential",  # always holds: what the timed-out collective was, and which causes it makes likelier
+    # version and toolchain mismatches
+    "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
+    "requirement-raised",  # a library raised because an installed version fails its stated requirement (transformers' require_version)
+    "transformers-older-than-model",  # transformers did not know a model type (notes the version the log lists against the form it raised)
+    "waiting-on-build-lock",  # a process waits in torch.utils.file_baton FileBaton.wait (a frame, a py-spy line, its warning)
+    "stopped-in-jit-build",  # the run stopped (hang, Ctrl-C, or the log ends) right after a JIT extension build began
+    "deepspeed-config-model",  # the config model pydantic rejected is one of DeepSpeed's (DeepSpeedZeroConfig, DeepSpeedConfigModel ...)
 ]
 # the names come from their owners: the run model's enums and the vocabulary
 StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]

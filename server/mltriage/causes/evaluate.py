@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import IfaceKind, Interconnect, Phase, RunModel, StopKind
+from mltriage.run_model.model import IfaceKind, Interconnect, Phase, RunModel, StopKind, package_key
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Precision, Symptom
 
@@ -204,7 +204,97 @@ def _condition(name: str, run: RunModel, findings: list[Finding], observations: 
         return Judged(False, [])
     if name in _TIMEOUT_CONDITIONS:
         return _TIMEOUT_CONDITIONS[name](run, findings, observations)
+    # -- version and toolchain mismatches ------------------------------------------------------------
+    if name == "import-from-installed-package":
+        return _import_from_installed_package(run, observations)
+    if name == "requirement-raised":
+        obs = next((o for o in observations.of(Symptom.REQUIREMENT_UNMET) if o.facts.get("form") == "raised"), None)
+        return Judged(obs is not None, [f"{obs.facts.get('package')} {obs.facts.get('version')} fails the requirement "
+                                         f"{obs.facts.get('requirement')} (line {obs.line})"] if obs else [])
+    if name == "transformers-older-than-model":
+        return _transformers_older_than_model(run, observations)
+    if name == "waiting-on-build-lock":
+        obs = observations.first(Symptom.JIT_BUILD_WAITING)
+        return Judged(obs is not None, [f"a process waits in torch's FileBaton.wait for the build lock (line {obs.line})"] if obs else [])
+    if name == "stopped-in-jit-build":
+        fact = run.stopped_in_jit_build
+        return Judged(fact is not None, [fact.cited()] if fact else [], (fact.text,) if fact else ())
+    if name == "deepspeed-config-model":
+        obs = next((o for o in observations.of(Symptom.CONFIG_VALIDATION_FAILED) if str(o.facts.get("model", "")).startswith("DeepSpeed")), None)
+        return Judged(obs is not None, [f"pydantic rejected DeepSpeed's {obs.facts['model']} (line {obs.line})"] if obs else [])
     raise ValueError(f"unknown cause condition {name!r}")
+
+
+def _import_from_installed_package(run: RunModel, observations: Observations) -> Judged:
+    """A failed import that names an installed package: two installed packages (or the code and a
+    package) are at versions that do not fit. CPython only says ``No module named 'a.b'`` once ``a``
+    imported, so a dotted name always counts; a missing name or module attribute counts when another
+    installed package's frame made the import (for the code's own imports python-import-name-mismatch
+    speaks). A top-level ``No module named 'a'`` (not installed) and a circular import never hold."""
+    for obs in observations.of(Symptom.IMPORT_FAILED):
+        facts = obs.facts
+        form, module = facts.get("form"), str(facts.get("module") or "")
+        package, importer = str(facts.get("package") or ""), str(facts.get("importer") or "")
+        foreign = bool(importer) and package_key(importer) != package_key(package)
+        if form == "module":
+            held, why = "." in module, f"{module} is not in the installed {package}, although {package} itself imported"
+        elif form == "name":  # (without another package's frame, python-import-name-mismatch says it)
+            held, why = foreign, f"the installed {package or 'package'} has no {facts.get('missing', 'such name')}"
+        else:
+            held, why = foreign, f"the installed {package} has no {facts.get('missing', 'such attribute')}"
+        if not held:
+            continue
+        notes = [f"{why} (line {obs.line})"]
+        if importer:
+            notes.append(f"the import was made by the installed {importer} (its frame is the innermost one above the error)")
+        lines = []
+        for name in dict.fromkeys(n for n in (package, importer) if n):
+            fact = run.packages.get(package_key(name))
+            if fact is not None:
+                notes.append(f"the log shows {fact.cited()}")
+                lines.append(fact.text)
+        pair = {package_key(n) for n in (package, importer) if n}
+        for conflict in observations.of(Symptom.REQUIREMENT_UNMET):
+            if conflict.facts.get("form") == "pip" and package_key(str(conflict.facts.get("package", ""))) in pair:
+                notes.append(f"pip reported: {conflict.facts.get('requirer')} {conflict.facts.get('requirer_version')} requires "
+                             f"{conflict.facts.get('requirement')}, but {conflict.facts.get('package')} {conflict.facts.get('version')} "
+                             f"is installed (line {conflict.line})")
+                lines.append(conflict.text)
+        return Judged(True, notes, tuple(lines))
+    return Judged(False, [])
+
+
+def _transformers_older_than_model(run: RunModel, observations: Observations) -> Judged:
+    """transformers did not know the model type: the release that ran is older than the model. Its
+    KeyError form comes only from releases before 4.37, so a newer version in the log's package list
+    means the job ran another environment than the one listed."""
+    obs = observations.first(Symptom.MODEL_TYPE_UNKNOWN)
+    if obs is None:
+        return Judged(False, [])
+    notes, lines = [], []
+    listed = run.packages.get("transformers")
+    before = str(obs.facts.get("transformers_before") or "")
+    if before:
+        notes.append(f"the KeyError from CONFIG_MAPPING (line {obs.line}) is the form of transformers releases before {before}")
+    if listed is not None:
+        version = listed.words.split(" ", 1)[-1]
+        if before and _release(version) >= _release(before):
+            notes.append(f"the log lists {listed.cited()}, yet the traceback comes from a release before {before}: the job ran "
+                         "another environment than the one listed (print transformers.__version__ and __file__ inside the job)")
+        else:
+            notes.append(f"the log shows {listed.cited()}")
+        lines.append(listed.text)
+    return Judged(True, notes, tuple(lines))
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits[:6]))
+    return tuple(parts)
 
 
 def _multi_node(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mltriage.engine.run_facts import FINISHED_LINE, NVLINK_GPU, PCIE_GPU, RunFacts, TailLine
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
+from mltriage.run_model.model import (Dump, Fact, package_key, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
                                       Stop, StopKind)
 from mltriage.run_model.network import build_network
 from mltriage.symptoms.observe import Observation, Observations
@@ -46,6 +46,26 @@ _PHASE_OF = {
     Symptom.COMM_INIT_COMPLETE: Phase.COMM_READY,
     Symptom.COLLECTIVE_RESULT: Phase.STEADY,
 }
+
+
+_DIST_VERSION = re.compile(r"^(?P<package>[A-Za-z][\w.]{0,100}(?:-[A-Za-z][\w.]{0,100})*)-(?P<version>\d[\w.+!]{0,60})$")
+
+
+def _packages(observations: Observations) -> dict[str, Fact]:
+    """The installed versions the log states (pip freeze, collect_env, pip install's own lines), the first per package."""
+    out: dict[str, Fact] = {}
+    for obs in observations.of(Symptom.PACKAGE_VERSION):
+        pairs: list[tuple[str, str]] = []
+        if isinstance(obs.facts.get("installed"), str):
+            for item in str(obs.facts["installed"]).split()[:400]:
+                m = _DIST_VERSION.match(item)
+                if m:
+                    pairs.append((m.group("package"), m.group("version")))
+        elif obs.facts.get("package") and obs.facts.get("version"):
+            pairs.append((str(obs.facts["package"]), str(obs.facts["version"])))
+        for name, version in pairs:
+            out.setdefault(package_key(name), Fact(f"{name} {version}", obs.line, obs.text))
+    return out
 
 
 @dataclass
@@ -82,11 +102,13 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     if run.has("custom_allreduce_off"):
         model.custom_allreduce = False
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
+    model.packages = _packages(observations)
     model.pcie_evidence = _pcie_evidence(model, observations, run)
     model.network = build_network(observations)
     _precision(model, observations, run)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
+    model.stopped_in_jit_build = _stopped_in_jit_build(model.stop, observations, run)
     seen: set[tuple] = set()
     for o in observations.of(Symptom.STACK_DUMP):  # faulthandler's "Timeout" line and its thread line name one dump
         key = (o.source, o.rank, o.facts.get("at"))
@@ -328,6 +350,29 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
     return Stop(StopKind.UNKNOWN, model.last_phase)
+
+
+JIT_BUILD_REACH = 8  # lines from a JIT build's line to a hang's stop, where the tail no longer shows what lay between
+
+
+def _stopped_in_jit_build(stop: Stop, observations: Observations, run: RunFacts) -> Fact | None:
+    """The JIT extension build the run stopped in: the last build line of the input it stopped in,
+    with only the stop after it (a Ctrl-C, a user's note, a dump), or the last thing its input printed."""
+    started = observations.of(Symptom.JIT_BUILD_STARTED)
+    if not started:
+        return None
+    last = started[-1]
+    if stop.kind.is_hang and stop.source == last.source and stop.line is not None and stop.line >= last.line:
+        tail = meaningful(run.tails.get(last.source, []))
+        if tail and tail[0].line <= last.line:  # the input's tail holds the build line: nothing may come between it and the stop
+            right_after = not any(last.line < t.line < stop.line for t in tail)
+        else:  # a long report after the stop pushed both out of the tail
+            right_after = stop.line - last.line <= JIT_BUILD_REACH
+        if right_after:
+            return Fact(f"the run stopped {stop.where} right after a JIT extension build began", last.line, last.text)
+    if stop.kind in (StopKind.UNKNOWN, StopKind.HANG_SILENT) and _at_the_end(last, run):
+        return Fact("the log ends right after a JIT extension build began", last.line, last.text)
+    return None
 
 
 def _at_the_end(obs: Observation, run: RunFacts) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
@@ -53,6 +54,11 @@ class Framework(StrEnum):
     DEEPSPEED = "deepspeed"
     NCCL_TESTS = "nccl-tests"
     CUDA_SAMPLES = "cuda-samples"
+
+
+def package_key(name: str) -> str:
+    """One key for a distribution and its import name (PEP 503 normalisation, '-' as '_'): unsloth-zoo is unsloth_zoo."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +235,10 @@ class RunModel:
     # what puts GPU-to-GPU traffic on PCIe inside one node, where P2P can be broken (empty on NVLink)
     pcie_evidence: list[Fact] = field(default_factory=list)
     dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
+    # installed package versions the log states (pip freeze / install lines, collect_env), by normalised name
+    packages: dict[str, Fact] = field(default_factory=dict)
+    # the JIT extension build (torch cpp_extension, Megatron's fused kernels) the run stopped right after, if it did
+    stopped_in_jit_build: Fact | None = None
     network: Network = field(default_factory=Network)
     # the numeric precision the run computes in (None: not said, or the log says both fp16 and bf16)
     precision: Precision | None = None
@@ -256,6 +266,9 @@ class RunModel:
             "phases_reached": [{"phase": p.label, "source": m.source, "line": m.line} for p, m in sorted(self.reached.items())],
             "precision": self.precision.value if self.precision else None,
             "gpus_without_bf16": [f.words for f in self.without_bf16],
+            "packages": {name: fact.words for name, fact in sorted(self.packages.items())},
+            "stopped_in_jit_build": {"line": self.stopped_in_jit_build.line, "text": self.stopped_in_jit_build.text}
+            if self.stopped_in_jit_build else None,
             "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
             "network": self.network.to_json(),

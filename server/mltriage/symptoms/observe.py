@@ -24,6 +24,7 @@ MAX_MATRICES = 32  # p2pBandwidthLatencyTest matrices kept (each with the lines 
 LOOKAHEAD_BYTES = 16 * 1024
 SEARCH_TIMEOUT_S = 0.05  # as mltriage.engine.timed_regex
 MAX_KEYS = 16_384  # (symptom, input) pairs kept: a directory of 100,000 rank logs keeps counts only past it
+IMPORTER_REACH = 12  # lines from a traceback's innermost package frame to its exception (IPython lists 5-7 lines of code between)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ class Observations:
         self._finished = False
         # a capture whose lines ran past the end of its block: finished with the next block's head
         self.pending: list[tuple[str, tuple, bytes]] = []
+        # each input's last frame inside an installed package: who made a failed import, where an exception was raised
+        self._last_frame: dict[str, tuple[int, dict[str, object]]] = {}
 
     # -- capture ------------------------------------------------------------------------------------
     def line(self, present: frozenset[str], message: str, text: str, source: str, line: int, rank: int | None,
@@ -118,6 +121,18 @@ class Observations:
                 self._matrix(facts, source, line, text, ahead)
         if wording.symptom is Symptom.STACK_DUMP and ahead:
             facts.update(_innermost_frame(ahead))
+        if wording.symptom is Symptom.PACKAGE_FRAME:
+            self._last_frame[source] = (line, facts)
+        elif wording.symptom in (Symptom.IMPORT_FAILED, Symptom.KEY_ERROR):
+            frame = self._last_frame.get(source)
+            frame_facts = frame[1] if frame is not None and 0 <= line - frame[0] <= IMPORTER_REACH else {}
+            if wording.symptom is Symptom.IMPORT_FAILED:
+                facts.update(_import_facts(facts, str(frame_facts.get("package") or "")))
+            elif frame_facts:
+                facts.update(raised_in=frame_facts.get("file"), raised_in_function=frame_facts.get("function"))
+                if _config_mapping_lookup(frame_facts):
+                    self.add(Observation(Symptom.MODEL_TYPE_UNKNOWN, source, line, rank, clip(text, 400), {
+                        "model_type": facts.get("key"), "transformers_before": "4.37", "form": "config-mapping-key-error"}))
         self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
 
     def add(self, obs: Observation) -> None:
@@ -255,6 +270,33 @@ def _innermost_frame(ahead: bytes) -> dict[str, object]:
             where = f"{m.group('file') or m.group('file2')}:{m.group('line') or m.group('line2')}"
             return {"waiting_in": function, "at": where}
     return {}
+
+
+def _config_mapping_lookup(frame: dict[str, object]) -> bool:
+    """transformers before 4.37 looked a checkpoint's model_type up in CONFIG_MAPPING, whose
+    _LazyConfigMapping.__getitem__ raises KeyError(key) for a type it does not know (v4.36.2
+    src/transformers/models/auto/configuration_auto.py): a KeyError raised there is that lookup."""
+    return (str(frame.get("file") or "").replace("\\", "/") == "transformers/models/auto/configuration_auto.py"
+            and frame.get("function") == "__getitem__")
+
+
+def _import_facts(facts: dict[str, object], importer: str) -> dict[str, object]:
+    """What a failed import names: the top-level package it imported from, what that package lacks,
+    and the installed package whose frame made the import (the innermost package frame just above)."""
+    out: dict[str, object] = {}
+    module = str(facts.get("module") or "")
+    if module:
+        out["package"] = module.split(".", 1)[0]
+    name, form = facts.get("name"), facts.get("form")
+    if form == "module" and module:
+        out["missing"] = f"module {module}"
+    elif form == "name" and name:
+        out["missing"] = f"'{name}'" + (f" in {module}" if module else "")
+    elif form == "attribute" and name:
+        out["missing"] = f"the attribute '{name}' of {module}"
+    if importer:
+        out["importer"] = importer
+    return out
 
 
 def _is_zero(number: str) -> bool:

@@ -95,6 +95,17 @@ class Symptom(StrEnum):
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
+    # version and toolchain mismatches: two installed components that do not fit together
+    IMPORT_FAILED = "import-failed"  # an import or a module attribute failed (facts: form, module, package, name, path, importer)
+    PACKAGE_FRAME = "package-frame"  # a traceback frame inside an installed package (facts: package)
+    PACKAGE_VERSION = "package-version"  # the log states an installed package's version (facts: package, version, or installed)
+    KEY_ERROR = "key-error"  # a KeyError line (facts: key; raised_in, the innermost package frame's file, when one is just above)
+    MODEL_TYPE_UNKNOWN = "model-type-unknown"  # transformers does not know a checkpoint's model_type (facts: model_type, transformers_before)
+    CONFIG_VALIDATION_FAILED = "config-validation-failed"  # pydantic rejected a config model (facts: count, model)
+    VALUE_NOT_INTEGER = "value-not-integer"  # a validator wanted an integer and got a float (facts: input_value)
+    REQUIREMENT_UNMET = "requirement-unmet"  # an installed version fails a stated requirement (facts: form, requirement, package, version, requirer)
+    JIT_BUILD_STARTED = "jit-build-started"  # a JIT C++/CUDA extension build or load began (facts: root, the extensions root)
+    JIT_BUILD_WAITING = "jit-build-waiting"  # a process waits on torch's extension build lock (FileBaton) (facts: lock)
 
 
 class Precision(StrEnum):
@@ -891,6 +902,125 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.ENV_SET, ("disable_custom_all_reduce=",), r"\b(?P<name>disable_custom_all_reduce)=(?P<value>True|False)\b",
       "vllm-project/vllm vllm/engine/llm_engine.py 0.3-0.6: \"Initializing an LLM engine with config: ... disable_custom_all_reduce=%s\"; "
       "0.7+ the same key in its EngineArgs/VllmConfig repr"),
+    # -- version and toolchain mismatches ------------------------------------------------------------
+    # a dotted name CPython could not import: every parent imported, so the top-level package is installed
+    W(Symptom.IMPORT_FAILED, ("No module named '",),
+      r"(?:ModuleNotFoundError|ImportError): No module named '(?P<module>[A-Za-z_][\w.]{0,200})'(?:; '(?P<parent>[\w.]{1,200})' is not a package)?",
+      "CPython Lib/importlib/_bootstrap.py (3.6+): _ERR_MSG_PREFIX 'No module named ' + '{!r}', and _find_and_load_unlocked's "
+      "'; {!r} is not a package' when the parent is a module (reproduced with CPython 3.11: tests/test_causes_versions.py)",
+      given=(("form", "module"),)),
+    W(Symptom.IMPORT_FAILED, ("ImportError: No module named ",),
+      r"ImportError: No module named (?P<module>[A-Za-z_][\w.]{0,200})\s{0,4}$",
+      "CPython v2.7.18 Python/import.c import_submodule: PyErr_Format(PyExc_ImportError, \"No module named %.200s\", name) (2.x, 3.0-3.2)",
+      given=(("form", "module"),)),
+    W(Symptom.IMPORT_FAILED, ("cannot import name '",),
+      r"(?:^|Error: )cannot import name '(?P<name>[^'\n]{1,200})' from '(?P<module>[A-Za-z_][\w.]{0,200})' \((?P<path>[^)\n]{1,500})\)",
+      "CPython v3.8.0 Python/ceval.c import_from: PyErr_Format(PyExc_ImportError, \"cannot import name %R from %R (%S)\", name, pkgname, "
+      "pkgpath) (3.8+; 'from partially initialized module' is the circular form, not this one)", given=(("form", "name"),)),
+    W(Symptom.IMPORT_FAILED, ("ImportError: cannot import name ",),
+      r"ImportError: cannot import name '?(?P<name>[A-Za-z_]\w{0,200})'?\s{0,4}$",
+      "CPython v3.6.0 Python/ceval.c import_from: \"cannot import name %R\" (3.4-3.6) and v2.7.18 \"cannot import name %.230s\"",
+      given=(("form", "name"),)),
+    W(Symptom.IMPORT_FAILED, ("has no attribute '",),
+      r"AttributeError: module '(?P<module>[A-Za-z_][\w.]{0,200})' has no attribute '(?P<name>\w{1,200})'\s{0,4}$",
+      "CPython v3.8.0 Objects/moduleobject.c module_getattro: PyErr_Format(PyExc_AttributeError, \"module '%U' has no attribute '%U'\") "
+      "(3.5+; the circular-import form says 'partially initialized module' and is not this one)", given=(("form", "attribute"),)),
+    W(Symptom.PACKAGE_FRAME, ("site-packages", "dist-packages"),
+      r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<file>(?P<package>[A-Za-z_]\w{0,100})(?:[/\\][^"\n]{0,300})?\.py)", '
+      r'line \d{1,7}, in (?P<function>[\w<>.]{1,100})',
+      "CPython Lib/traceback.py FrameSummary: '  File \"{}\", line {}, in {}' (every 3.x; the same in Python/traceback.c)"),
+    W(Symptom.PACKAGE_FRAME, ("site-packages", "dist-packages"),
+      r"(?:^|\[|File )/[^\s\]\[]{0,300}?/(?:site|dist)-packages/(?P<file>(?P<package>[A-Za-z_]\w{0,100})(?:/[^\s\]\[]{0,300})?\.py)"
+      r"(?::\d{1,7},)?\]?(?:\([^)\s]{0,300}\))? in (?P<function>[\w<>.]{1,100})\(",
+      "ipython/ipython IPython/core/ultratb.py: VerboseTB's frame head '{file} in {func}{args}' (7.x, as Jupyter and Colab print it, "
+      "Colab linking the path) and 'File {file}:{lineno}, in {func}()' (8.x)"),
+    W(Symptom.KEY_ERROR, ("KeyError: ",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyError: (?P<quote>['\"])(?P<key>[^'\"\n]{1,200})(?P=quote)\s{0,4}$",
+      "CPython Objects/exceptions.c KeyError_str: the repr of the single argument, \"KeyError: 'qwen2'\" (every 3.x; the line a traceback ends with)"),
+    W(Symptom.KEY_ERROR, ("KeyError: ",), r"^(?:\[rank\d{1,6}\]:\s?)?KeyError: (?P<key>\d{1,20})\s{0,4}$",
+      "CPython Objects/exceptions.c KeyError_str with an int key (\"KeyError: 3\")"),
+    W(Symptom.MODEL_TYPE_UNKNOWN, ("but Transformers does not recognize this architecture",),
+      r"The checkpoint you are trying to load has model type `(?P<model_type>[^`\n]{1,100})` but Transformers does not recognize this architecture",
+      "huggingface/transformers v4.37.2 src/transformers/models/auto/configuration_auto.py AutoConfig.from_pretrained: raise ValueError("
+      "f\"The checkpoint you are trying to load has model type `{config_dict['model_type']}` but Transformers does not recognize this "
+      "architecture. ...\") (4.37+; the same text in v4.57.6, reproduced); before 4.37 a KeyError from the same lookup (derived below)"),
+    W(Symptom.CONFIG_VALIDATION_FAILED, ("ValidationError: ",),
+      r"pydantic_core\._pydantic_core\.ValidationError: (?P<count>\d{1,4}) validation errors? for (?P<model>[A-Za-z_]\w{0,100})",
+      "pydantic/pydantic-core 2.x ValidationError.__str__: \"{count} validation error{s} for {title}\" (reproduced: pydantic 2.x with "
+      "deepspeedai/DeepSpeed v0.15.0 deepspeed/runtime/zero/config.py DeepSpeedZeroConfig, tests/test_causes_versions.py)"),
+    W(Symptom.CONFIG_VALIDATION_FAILED, ("ValidationError: ",),
+      r"pydantic\.(?:v1\.)?(?:error_wrappers\.)?ValidationError: (?P<count>\d{1,4}) validation errors? for (?P<model>[A-Za-z_]\w{0,100})",
+      "pydantic v1.10.13 pydantic/error_wrappers.py ValidationError.__str__: f'{count} validation error{\"\" if count == 1 else \"s\"} for "
+      "{self.model.__name__}\\n{display_errors(errors)}' (DeepSpeed 0.6-0.14 configs were pydantic v1 models)"),
+    W(Symptom.VALUE_NOT_INTEGER, ("got a number with a fractional part",),
+      r"Input should be a valid integer, got a number with a fractional part(?: \[type=int_from_float, input_value=(?P<input_value>[^,\]\n]{1,60}))?",
+      "pydantic/pydantic-core src/errors/types.rs IntFromFloat: \"Input should be a valid integer, got a number with a fractional part\" "
+      "with \" [type=int_from_float, input_value=..., input_type=float]\" (pydantic 2.0-2.14; reproduced with the venv's pydantic 2.x, "
+      "and the 2.9 docs link https://errors.pydantic.dev/2.9/v/int_from_float)"),
+    W(Symptom.VALUE_NOT_INTEGER, ("type=int_from_float",),
+      r"\[type=int_from_float, input_value=(?P<input_value>[^,\]\n]{1,60})",
+      "pydantic-core's error line as pydantic 2.x prints it under a field (\"  ... [type=int_from_float, input_value=15099494.4, input_type=float]\"), "
+      "also where a log collector cut the message text"),
+    W(Symptom.JIT_BUILD_STARTED, (" as PyTorch extensions root...",),
+      r"Using (?P<root>\S{1,400}) as PyTorch extensions root\.\.\.",
+      "pytorch/pytorch torch/utils/cpp_extension.py _get_build_directory: print(f'Using {root_extensions_directory} as PyTorch extensions "
+      "root...', file=sys.stderr) with verbose=True (1.x-2.x; torch 2.13.0 logger.info('Using %s as PyTorch extensions root...')), as "
+      "DeepSpeed's op builder (verbose=True) prints it"),
+    W(Symptom.JIT_BUILD_STARTED, ("compiling and loading fused kernels",),
+      r"^>? ?compiling and loading fused kernels \.\.\.",
+      "NVIDIA/Megatron-LM 23.04 megatron/initialize.py _compile_dependencies: print('> compiling and loading fused kernels ...', flush=True) "
+      "(and core_r0.8.0 megatron/training/initialize.py), before fused_kernels.load(args) JIT-builds into megatron/fused_kernels/build"),
+    W(Symptom.JIT_BUILD_STARTED, ("Emitting ninja build file ", "Building extension module ", "Allowing ninja to set a default number of workers",
+                                  "Detected CUDA files, patching ldflags"),
+      r"Emitting ninja build file (?P<build_file>\S{1,400}?)\.\.\.|Building extension module (?P<extension>[\w.-]{1,200})\.\.\.|"
+      r"Allowing ninja to set a default number of workers\.\.\.|Detected CUDA files, patching ldflags",
+      "pytorch/pytorch torch/utils/cpp_extension.py _jit_compile / _write_ninja_file_and_build_library with verbose=True: \"Emitting ninja "
+      "build file {}...\", \"Building extension module {}...\", \"Allowing ninja to set a default number of workers... (overridable by "
+      "setting the environment variable MAX_JOBS=N)\" and \"Detected CUDA files, patching ldflags\" (print(..., file=sys.stderr) in 1.x-2.x, "
+      "logger.info/debug in 2.13.0)"),
+    # Megatron-LM before the fused-kernels refactor (0d5188c, 2021-03-17) JIT-built them inside parse_args, right after this
+    # line and before the "---- arguments ----" banner; nothing else between the two blocks in any release
+    W(Symptom.JIT_BUILD_STARTED, (" for parameters ...",),
+      r"^using (?P<params_dtype>torch\.(?:float16|bfloat16|float32|half|float)) for parameters \.\.\.\s{0,4}$",
+      "NVIDIA/Megatron-LM megatron/arguments.py parse_args before 0d5188c155 (2021-03): print('using {} for parameters ...'.format("
+      "args.params_dtype)), then fused_kernels.load_scaled_upper_triang_masked_softmax_fusion_kernel() etc., then _print_args's "
+      "'------------------------ arguments ------------------------'"),
+    W(Symptom.JIT_BUILD_WAITING, ("file_baton.py",),
+      r'File "(?P<file>[^"\n]{0,300}torch[/\\]utils[/\\]file_baton\.py)", line \d{1,6}, in wait\b',
+      "pytorch/pytorch torch/utils/file_baton.py FileBaton.wait (1.x-2.13, reproduced with torch 2.13.0: cpp_extension.load with a stale "
+      "'lock' in the build directory, then Ctrl-C): the traceback frame of the loop that sleeps while the lock file exists"),
+    W(Symptom.JIT_BUILD_WAITING, ("file_baton.py",),
+      r"^\s{1,12}wait \((?P<file>[^():\n]{0,300}torch/utils/file_baton\.py):\d{1,6}\)",
+      "benfred/py-spy src/dump.rs frame lines \"    {function} ({file}:{line})\" (0.3+) inside FileBaton.wait"),
+    W(Symptom.JIT_BUILD_WAITING, ("Waited on lock file",),
+      r"Waited on lock file \"(?P<lock>[^\"\n]{1,400})\" for (?P<seconds>\d{1,9}) seconds",
+      "pytorch/pytorch torch/utils/file_baton.py FileBaton.wait (2.x): warnings.warn(f'Waited on lock file \"{self.lock_file_path}\" for "
+      "{self.warn_after_seconds} seconds.')"),
+    W(Symptom.REQUIREMENT_UNMET, ("is required for a normal functioning of this module, but found",),
+      r"(?P<requirement>[A-Za-z][\w.-]{0,100}\s{0,2}(?:[<>=!~]=?|===)[^\s]{1,200}) is required for a normal functioning of this module, "
+      r"but found (?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w+!-]{0,20}(?:\.[\w+!-]{1,20}){0,6})",
+      "huggingface/transformers src/transformers/utils/versions.py _compare_versions: raise ImportError(f\"{requirement} is required for a "
+      "normal functioning of this module, but found {pkg}=={got_ver}.{hint}\") (v4.36.2, reproduced; the same in v4.45.0)",
+      given=(("form", "raised"),)),
+    W(Symptom.REQUIREMENT_UNMET, ("which is incompatible.",),
+      r"(?P<requirer>[A-Za-z][\w.-]{0,100}) (?P<requirer_version>\d\S{0,60}) requires (?P<requirement>[A-Za-z][^,\n]{0,200}), but "
+      r"you(?:'ll)? have (?P<package>[A-Za-z][\w.-]{0,100}) (?P<version>\d\S{0,60}) which is incompatible\.",
+      "pypa/pip 23.2.1 src/pip/_internal/commands/install.py _warn_about_conflicts: \"{name} {version} requires {requirement}, but {you} have "
+      "{dep_name} {dep_version} which is incompatible.\" (20.3+; 'you'll' in pip 20.2's resolver)", given=(("form", "pip"),)),
+    W(Symptom.REQUIREMENT_UNMET, (" has requirement ",),
+      r"(?P<requirer>[A-Za-z][\w.-]{0,100}) (?P<requirer_version>\d\S{0,60}) has requirement (?P<requirement>[A-Za-z][^,\n]{0,200}), but "
+      r"you have (?P<package>[A-Za-z][\w.-]{0,100}) (?P<version>\d\S{0,60})\.",
+      "pypa/pip src/pip/_internal/commands/check.py: \"%s %s has requirement %s, but you have %s %s.\" (pip check, 9-23.x)",
+      given=(("form", "pip"),)),
+    W(Symptom.PACKAGE_VERSION, ("==",),
+      r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
+      "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
+      "torch/utils/collect_env.py's '[pip3] {name}=={version}' lines (1.x-2.x)"),
+    W(Symptom.PACKAGE_VERSION, ("Successfully installed ",),
+      r"Successfully installed (?P<installed>[A-Za-z][\w.+!-]{0,100}-\d[^\n]{0,2000})",
+      "pypa/pip src/pip/_internal/commands/install.py: logger.info(\"Successfully installed %s\", ' '.join(name-version ...)) (10+)"),
+    W(Symptom.PACKAGE_VERSION, ("Requirement already satisfied: ",),
+      r"Requirement already satisfied: (?P<package>[A-Za-z][\w.-]{0,100})(?:\[[^\]\n]{0,100}\])?(?:[<>=!~][^\s]{0,60})? in \S{1,300} \((?P<version>\d[\w.+!-]{0,60})\)",
+      "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py and req_install: \"Requirement already satisfied: %s in %s (%s)\" (10+)"),
 )
 
 SYMPTOM_LITERALS: frozenset[str] = frozenset(lit for w in WORDINGS for lit in w.literals)
