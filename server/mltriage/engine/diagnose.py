@@ -171,13 +171,13 @@ def diagnose_streams(
                                   f"{where}:{line}): later lines holding only that phrase were not examined")
     if catalogue_stopped:
         diagnosis.warnings.append("the error catalogue's lookup budget ran out: some error/warning lines were not looked up")
-    if matcher.timeouts:
-        diagnosis.warnings.append(f"{matcher.timeouts} regex searches hit their time limit: those lines were matched "
-                                  "on their trigger phrases only (no facts captured)")
     if matcher.budget_spent_at is not None:
         where, line = matcher.budget_spent_at
-        diagnosis.warnings.append(f"the regex time budget was spent at {where}:{line}: {matcher.trigger_only_lines} later "
+        diagnosis.warnings.append(f"the regex work budget (characters searched) was spent at {where}:{line}: {matcher.trigger_only_lines} later "
                                   "matching lines were matched on their trigger phrases only (no facts captured)")
+    if library.not_run:
+        diagnosis.warnings.append(f"{len(library.not_run)} signature regex(es) not run for a super-linear shape (their "
+                                  "signatures match on their other patterns and trigger phrases): run 'mltriage signatures lint'")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
     attach_pasted_topology(diagnosis, heads.texts)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from mltriage.engine import timed_regex
+from mltriage.engine import linear_regex
 from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, ERROR_MARKERS, VERSION_MARKERS, CatalogueLines
 from mltriage.engine.hit_store import HitStore
 from mltriage.engine.matcher import Matcher
@@ -343,7 +343,7 @@ class Scanner:
             if present and present & FINISH_LITERALS:
                 self.budget.note_finish(new_rank=len(self.run.finished) != finished_before)
             if (FRAME_MARKER in message and self.torchrun.summary is None and stream not in self.open_blocks
-                    and timed_regex.match(FRAME_LINE, lead[:MAX_FRAME_LINE])):
+                    and linear_regex.match(FRAME_LINE, lead[:MAX_FRAME_LINE])):
                 self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
                 return
         if present and not requires_only and not present.isdisjoint(CATALOGUE_MARKERS) and (
