@@ -60,7 +60,8 @@ class Matcher:
         message = ctx.message
         index = self.library.trigger_index
         seen: set[str] = set()
-        candidates = self._triggers if present is None else [t for t in present if t in index]
+        # in one order whatever the hash seed: which trigger a rule is tried with, and so its hit, follows it
+        candidates = self._triggers if present is None else sorted(t for t in present if t in index)
         counted = len(message) > COUNTED_MESSAGE and self.budget_spent_at is None
         # once the budget is spent, patterns run only on a short line that opens or closes a
         # traceback: a rank's own error report, which triage needs
