@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-from mltriage.engine.catalogued import consult_catalogue
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
 from mltriage.engine.errorfile import BadErrorFile, read_error_file
 from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, UnreadableDump, rank_of, read_dump, summarize
@@ -144,7 +143,13 @@ def diagnose_streams(
         read_notes += [f"{source.name} {note}" for note in stream.warnings()]
         scanner.end()
     findings = build_findings(scanner.store)
-    catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
+    catalogued, releases, catalogue_stopped = [], {}, False
+    lines = scanner.catalogue_lines
+    if findings or lines.errors or lines.others:
+        # (imported here: a log with nothing to look up never loads the catalogue's modules)
+        from mltriage.engine.catalogued import consult_catalogue
+
+        catalogued, releases, catalogue_stopped = consult_catalogue(findings, lines)
     findings += catalogued
     settle_findings(findings, scanner.run, scanner.observations)
     run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen, heads.texts)

@@ -10,7 +10,6 @@ input the first ``KEPT`` observations and the last, and a count of the rest.
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass, field
 
 from mltriage.masking import clip
@@ -204,6 +203,8 @@ class Observations:
             return
         slow = self.topology.p2p_slower_than_disabled(ratio=0.5)
         if slow:
+            import statistics  # (only here: it imports random, a start-up cost for every other log)
+
             on = [s["p2p_gbps"] for s in slow]
             off = [s["no_p2p_gbps"] for s in slow]
             titles = ((n, t.split("\n", 1)[0]) for s, n, t in self.matrix_texts if s == source)
