@@ -45,6 +45,7 @@ class Matcher:
         self.store = store
         self._triggers = list(library.trigger_index)
         self._outcomes: dict[tuple[str, str, str], tuple] = {}  # (signature, trigger, message) -> outcome
+        self._candidates: dict[frozenset[str], tuple[str, ...]] = {}  # a line's literals -> its triggers, sorted
         self.input_bytes = 0
         self.regex_chars = 0  # characters read by the searches of messages longer than COUNTED_MESSAGE
         self.budget_spent_at: tuple[str, int] | None = None  # (source, line) where the regex budget ran out
@@ -60,8 +61,17 @@ class Matcher:
         message = ctx.message
         index = self.library.trigger_index
         seen: set[str] = set()
-        # in one order whatever the hash seed: which trigger a rule is tried with, and so its hit, follows it
-        candidates = self._triggers if present is None else sorted(t for t in present if t in index)
+        if present is None:
+            candidates = self._triggers
+        else:
+            candidates = self._candidates.get(present)
+            if candidates is None:
+                # in one order whatever the hash seed: which trigger a rule is tried with, and so its hit, follows it
+                candidates = tuple(sorted(t for t in present if t in index))
+                if len(self._candidates) < 65_536:
+                    self._candidates[present] = candidates
+            if not candidates and self.budget_spent_at is None:
+                return  # (only symptom or marker phrases: no signature to try)
         counted = len(message) > COUNTED_MESSAGE and self.budget_spent_at is None
         # once the budget is spent, patterns run only on a short line that opens or closes a
         # traceback: a rank's own error report, which triage needs
