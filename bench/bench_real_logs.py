@@ -1,12 +1,12 @@
 """Throughput on real logs (issue 20 item 3), each beside its comparator in the same run.
 
-    python bench/bench_real_logs.py [--real-mb 200] [--ranks-mb 256] [--profile] [--keep]
+    python bench/bench_real_logs.py [--real-mb 200] [--ranks-mb 256] [--profile] [--keep] [--field DIR] [--tree TREE]
 
 Two inputs, written to /tmp and removed after (the field cases are measurement-only: repeated into
 the bench input, never committed):
 
 1. **real, varied**: every log of corpus/ and examples/ and every field case's log
-   (../shared/field/cases/*.json, "log"), concatenated in turn, repeated to ``--real-mb``. Varied
+   (../shared/field/cases/*.json, "log"; ``--field``: another copy of that folder), concatenated in turn, repeated to ``--real-mb``. Varied
    lines defeat the caches a synthetic repeated log enjoys; most lines of a failure log are near a
    trigger phrase.
 2. **8 ranks interleaved**: bench/bench_engine.py's log (recorded healthy torchrun + NCCL INFO
@@ -18,7 +18,7 @@ scanner's markers), both on one core; CPU time (user + sys of the child) is comp
 >= 100 MB per CPU-second on both, and CPU time <= 1/1.5 of grep's (1.5x faster). The answers are
 asserted: the 8-rank log names rank 2 and its IndexError; the real-log file is a failure whose root
 cause is the one the same text gives once (``--profile``: cProfile of the in-process diagnosis, top
-25 by own time).
+25 by own time). ``--tree``: diagnose with another source tree (e.g. a worktree of main) for a before/after.
 """
 
 from __future__ import annotations
@@ -44,18 +44,18 @@ GREP_RATIO_BAR = 1.5
 PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 
 
-def real_texts() -> list[bytes]:
+def real_texts(field: Path = FIELD) -> list[bytes]:
     texts = [p.read_bytes() for d in ("corpus", "examples") for p in sorted((ROOT / d).rglob("*"))
              if p.is_file() and p.suffix not in (".json", ".md", ".gz", ".zst", ".pickle", ".pkl")]
-    for case in sorted(FIELD.glob("*.json")) if FIELD.is_dir() else []:
+    for case in sorted(field.glob("*.json")) if field.is_dir() else []:
         log = json.loads(case.read_text()).get("log")
         if log:
             texts.append(log.encode())
     return [t if t.endswith(b"\n") else t + b"\n" for t in texts if t.strip()]
 
 
-def build_real(path: Path, size: int) -> bytes:
-    one = b"".join(real_texts())
+def build_real(path: Path, size: int, field: Path = FIELD) -> bytes:
+    one = b"".join(real_texts(field))
     with open(path, "wb") as fh:
         written = 0
         while written < size:
@@ -115,7 +115,10 @@ def main() -> int:
     ap.add_argument("--ranks-mb", type=float, default=256)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--field", type=Path, default=FIELD)
+    ap.add_argument("--tree", type=Path, default=ROOT)
     args = ap.parse_args()
+    ENV["PYTHONPATH"] = str(args.tree.resolve() / "server")
     from bench_engine import build_big_log
 
     tmp = Path(tempfile.mkdtemp(prefix="mltriage-real-logs-"))
@@ -123,7 +126,7 @@ def main() -> int:
     try:
         literals = literals_file(tmp)
         real = tmp / "real-varied.log"
-        one = build_real(real, int(args.real_mb * 1e6))
+        one = build_real(real, int(args.real_mb * 1e6), args.field)
         (tmp / "once.log").write_bytes(one)
         once = json.loads(subprocess.run([sys.executable, "-m", "mltriage", "diagnose", "--json", str(tmp / "once.log")],
                                          capture_output=True, env=ENV).stdout)
