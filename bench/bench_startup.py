@@ -6,7 +6,8 @@
 Two 9-line logs, cut from examples/torchrun-rank2-indexerror.log into /tmp: its first 9 lines
 (healthy: launcher banner and steps, nothing to look up) and a rank's traceback ending in its
 IndexError (a finding: the catalogue is consulted). The library cache is warmed first (a first run
-ever builds it). Prints the median and the minimum wall time of each and their ratio; the bar is a
+ever builds it). Prints the median and the minimum wall time of each and their ratio (and the CPU
+times' medians, steadier on a loaded machine); the bar is a
 median ratio <= 6, printed "met" or "missed" (exit 1 when missed). The answers are asserted (the
 healthy head is healthy, the traceback names IndexError). ``--importtime``: the top 10 modules by
 their own import time (``python -X importtime``) for each log. ``--tree``: run another source tree
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,6 +36,14 @@ def _wall(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, env=ENV)
     return time.perf_counter() - t, proc
+
+
+def _cpu(cmd: list[str]) -> float:
+    """The child's CPU time (user + system): steadier than wall time on a loaded machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, capture_output=True, env=ENV)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def logs(tmp: Path) -> dict[str, Path]:
@@ -73,17 +83,20 @@ def main() -> int:
                 answer = doc["status"] == "healthy"
             else:
                 answer = any(f["facts"].get("exception_type") == "IndexError" for f in doc["findings"])
-            ours, bare = [], []
+            ours, bare, ours_cpu, bare_cpu = [], [], [], []
             for _ in range(args.runs):
                 bare.append(_wall([sys.executable, "-c", "pass"])[0])
                 ours.append(_wall(cmd)[0])
+                bare_cpu.append(_cpu([sys.executable, "-c", "pass"]))
+                ours_cpu.append(_cpu(cmd))
             ratio = statistics.median(ours) / statistics.median(bare)
             met = ratio <= BAR
             ok &= met and answer
             print(f"{name}: diagnose median {statistics.median(ours) * 1000:.0f} ms (min {min(ours) * 1000:.0f}), "
                   f"python -c pass median {statistics.median(bare) * 1000:.0f} ms (min {min(bare) * 1000:.0f}): "
                   f"{ratio:.1f}x (min/min {min(ours) / min(bare):.1f}x; bar <= {BAR:.0f}x: {'met' if met else 'missed'}); "
-                  f"answer {'right' if answer else 'WRONG'} ({doc['status']})")
+                  f"answer {'right' if answer else 'WRONG'} ({doc['status']}); CPU median {statistics.median(ours_cpu) * 1000:.0f} "
+                  f"vs {statistics.median(bare_cpu) * 1000:.0f} ms: {statistics.median(ours_cpu) / max(statistics.median(bare_cpu), 1e-3):.1f}x")
             if args.importtime:
                 for own, module in importtime_top(log):
                     print(f"    {own / 1000:6.1f} ms  {module}")
