@@ -198,4 +198,4 @@ def test_a_backtracking_regex_costs_a_warning_not_a_hang(tmp_path):
     doc = json.loads(r.stdout)
     # the pattern's shape is found when the library is built: it is never run, and the signature's other patterns are
     assert any("super-linear shape" in w for w in doc["warnings"]), doc["warnings"]
-    assert [f["signature"] for f in doc["findings"]] == ["host-oom-killer"] and doc["findings"][0]["facts"]["pid"] == "48213"
+    assert [f["signature"] for f in doc["findings"]] == ["host-oom-killer"]  # (from its trigger phrase: no facts on this line)
