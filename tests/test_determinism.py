@@ -71,6 +71,19 @@ def test_a_log_that_spent_the_old_time_budget_gives_the_same_json_under_load(tmp
     assert _diagnoses(logs) == idle  # (each run is a fresh interpreter: another hash seed too)
 
 
+def test_one_line_of_every_trigger_gives_the_same_json_whatever_the_hash_seed(tmp_path):
+    """The matcher tries a line's triggers in one order: in set order (the hash seed's), which trigger a
+    signature was tried with, and so which of its hits kept facts, changed from one process to the next."""
+    log = tmp_path / "one-line.log"
+    log.write_text(" ".join(sorted(load_library().trigger_index)) + "\n")
+    docs = []
+    for seed in ("1", "2", "3"):
+        p = run_cli("diagnose", "--json", str(log), env={"PYTHONHASHSEED": seed})
+        assert p.returncode in (0, 1), p.stderr
+        docs.append(json.loads(p.stdout))
+    assert docs[0]["findings"] and docs[1] == docs[0] and docs[2] == docs[0]
+
+
 def test_a_run_of_spaces_in_a_catalogued_message_is_matched_as_one():
     """A quarter of the catalogue's matchers put a value beside `\\s+`: quadratic on a run of spaces,
     which a time limit used to cut. The run is matched as one space: linear, and the entry is named."""
