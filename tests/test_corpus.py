@@ -37,11 +37,18 @@ EXPECTED = {
     "cpu/init_pg_unreachable.log": "torch-tcpstore-connect-timeout",
     "cpu/nan_anomaly.log": "numerics-anomaly-nan-backward",
     "cpu/rendezvous_join_timeout.log": "torchrun-rendezvous-timeout",
+    "cpu/rendezvous_join_timeout_two_nodes.log": "torchrun-rendezvous-timeout",
     "cpu/tcpstore_addr_in_use.log": "torch-tcpstore-address-in-use",
     "cpu/tcpstore_connect_timeout.log": "torch-tcpstore-connect-timeout",
     "cpu/torch_load_weights_only.log": "python-torch-load-weights-only",
+    # collective timeouts named by what the busy rank was doing (tests/test_causes_timeouts.py looks closer)
+    "cpu/timeout_preparation.log": "collective-timeout-at-start",
+    "cpu/timeout_rank0_eval.log": "collective-timeout-rank0-work",
+    "cpu/timeout_uneven_iterable.log": "collective-timeout-uneven-inputs",
+    "cpu/timeout_monitored_barrier.log": "collective-timeout-unexplained",
 }
-HEALTHY = ["gpu/nccl_p2p_disable.log", "gpu/nccl_p2p_shm_disable.log", "gpu/nccl_version.log", "gpu/peer_access.log"]
+HEALTHY = ["gpu/nccl_p2p_disable.log", "gpu/nccl_p2p_shm_disable.log", "gpu/nccl_version.log", "gpu/peer_access.log",
+           "cpu/prepare_evaluate_save_ok.log"]
 
 
 @pytest.mark.parametrize("name, signature", sorted(EXPECTED.items()))

@@ -42,6 +42,20 @@ ENTRIES = {
         "torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29533 "
         "--rdzv-conf join_timeout=10 zoo/scenarios/healthy.py",
         "RendezvousTimeoutError"),
+    # the same, with torchrun's INFO log: its launch-config dump says the run spans two nodes (min_nodes / max_nodes)
+    "rendezvous_join_timeout_two_nodes": (
+        "LOGLEVEL=INFO torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:29534 "
+        "--rdzv-conf join_timeout=8 zoo/scenarios/healthy.py",
+        "min_nodes"),
+    # collective timeouts with what the ranks were doing before them (gloo, short process-group timeouts)
+    "timeout_preparation": ("torchrun --standalone --nproc-per-node 2 --tee 3 zoo/cpu_raw/timeout_preparation.py", "Timed out"),
+    "timeout_rank0_eval": ("torchrun --standalone --nproc-per-node 2 --tee 3 zoo/cpu_raw/timeout_rank0_eval.py", "Timed out"),
+    "timeout_uneven_iterable": ("torchrun --standalone --nproc-per-node 2 --tee 3 zoo/cpu_raw/timeout_uneven_iterable.py",
+                                "Length of IterableDataset"),
+    "timeout_monitored_barrier": ("torchrun --standalone --nproc-per-node 2 --tee 3 zoo/cpu_raw/timeout_monitored_barrier.py",
+                                  "monitoredBarrier"),
+    "prepare_evaluate_save_ok": ("torchrun --standalone --nproc-per-node 2 --tee 3 zoo/cpu_raw/prepare_evaluate_save_ok.py",
+                                 "training finished"),
     "ddp_detail_segfault": (
         "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --standalone --nproc-per-node 2 --tee 3 zoo/scenarios/healthy.py",
         "Segmentation fault"),

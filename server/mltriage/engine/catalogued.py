@@ -18,6 +18,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 
+from mltriage.catalogue.components import layer_of
 from mltriage.catalogue.formats import MIN_LITERAL_CHARS, fill_text
 from mltriage.catalogue.match import (
     NICE_NAMES,
@@ -112,8 +113,15 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
     for finding, _ in refs:
         if finding.generic and finding.catalogue is not None:
             finding.notes.insert(0, describe_source(finding.catalogue))
+            _point_at_layer(finding, finding.catalogue.project, finding.catalogue.site.rsplit(":", 1)[0])
     for finding, _ in new:
         _describe_new(finding)
+    for finding in findings:
+        if finding.generic and "component" not in finding.facts:
+            warned = WARN_SITE.search(finding.evidence[0]) if finding.evidence else None
+            site = finding.facts.get("nccl_warn_site") or (f"{warned['file']}:{warned['line']}" if warned else "")
+            if site:  # a generic entry named an NCCL WARN: the WARN's own file:line still names the layer
+                _point_at_layer(finding, "nccl", site.rsplit(":", 1)[0])
     return [f for f, _ in new], {p: describe_releases(catalogue, p, r) for p, r in sorted(narrowed.items())}, stopped
 
 
@@ -341,6 +349,22 @@ def _describe_uncatalogued_warn(finding: Finding) -> None:
                       steps=[f"Read the condition around `{site}` in the NCCL source of the release you run",
                              "Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL to see what the failing call was doing"])
     finding.verify = "Rerun the failing command and check that the WARN and its `-> N` lines are gone"
+    _point_at_layer(finding, "nccl", site.rsplit(":", 1)[0])
+
+
+def _point_at_layer(finding: Finding, project: str, path: str) -> None:
+    """Where the message is raised names the layer that failed: say so, and give the switch that takes
+    that layer out of the path (the one-run experiment that confirms it)."""
+    layer = layer_of(project, path)
+    if layer is None:
+        return
+    finding.facts.setdefault("component", layer.component.value)
+    if layer.short not in finding.title:
+        finding.title = f"{finding.title} in {layer.short}"
+    finding.root_cause = (finding.root_cause + f" It is raised in {layer.what}.").strip()
+    finding.fix.steps.insert(0, f"To confirm the layer, {layer.confirm}")
+    for name, value in layer.env:
+        finding.fix.env.setdefault(name, value)
 
 
 def _describe_new(finding: Finding) -> None:
@@ -377,3 +401,4 @@ def _describe_new(finding: Finding) -> None:
                    f"`mltriage catalogue show {ref.id}` lists every release's site of this message"],
         )
     finding.verify = "Rerun the failing command and check that this line is gone"
+    _point_at_layer(finding, ref.project, ref.site.rsplit(":", 1)[0])

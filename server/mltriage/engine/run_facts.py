@@ -28,8 +28,11 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "nvlink": ("SXM", "NVSwitch", "NVLink", "HGX"),
     "nccl_init_done": ("Init COMPLETE",),
     "nccl_version": ("NCCL version",),
-    "bench_started": ("# Using devices", " uses device "),  # nccl-tests; before 2.0 it printed "Rank  0 uses device  0"
-    "bench_finished": ("Avg bus bandwidth", "Out of bounds values"),
+    # nccl-tests (before 2.0 it printed "Rank  0 uses device  0"); CUDA's p2pBandwidthLatencyTest
+    "bench_started": ("# Using devices", " uses device ", "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"),
+    # nccl-tests' summary; the CUDA samples' closing note (cuda-samples p2pBandwidthLatencyTest.cu: printf("\nNOTE: The CUDA
+    # Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.\n"), every release)
+    "bench_finished": ("Avg bus bandwidth", "Out of bounds values", "Samples are not meant for performance measurements"),
     "custom_allreduce_off": ("Custom allreduce is disabled",),
     "iommu": ("AMD-Vi", "DMAR:", "IO_PAGE_FAULT", "iommu"),
     # the command that started the run, as a shell prompt, `bash -x` or a launcher echoed it

@@ -48,6 +48,7 @@ def settle_findings(findings: list[Finding], run: RunFacts, observations: Observ
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
     _demote_warning_level_lines(findings)
+    _demote_fallbacks(findings)
 
 
 def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, library: Library) -> list[Finding]:
@@ -58,8 +59,8 @@ def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, lib
     stop = model.stop
     if not stop.kind.is_hang or stop.kind is StopKind.WATCHDOG:
         return []
-    if stop.silence is Silence.NCCL_SETUP:
-        return []  # a log cut right after NCCL init is also what a healthy paste looks like
+    if stop.silence is not None and stop.silence.could_be_a_cut:
+        return []  # a log cut here is also what a healthy paste looks like: only a cause with its evidence may speak
     rule = library.get(STALL_PLAIN)
     return [_derived(rule, stop, model)] if rule else []
 
@@ -233,6 +234,24 @@ def _demote_warning_level_lines(findings: list[Finding]) -> None:
         if f.is_error and f.facts.get("log_level") == "warning":
             f.severity, f.role = "warning", "context"
             f.notes.append("the program logged this at WARNING level and went on; the error it stopped on is named first")
+
+
+# A warning line whose own words say the program took another path and went on
+# ("... falling back to NCCL", "custom all-reduce kernels are disabled", "skipping", "continuing without")
+_WENT_ON = re.compile(r"\bfall(?:ing|s)?[ -]?back\b|\bfallback to\b|\b(?:is|are|been|will be|was|were) (?:now )?disabled\b|\bdisabling\b|"
+                      r"\bcontinuing without\b|\bskipping\b|\bwill (?:be )?(?:ignored|skipped)\b", re.IGNORECASE)
+
+
+def _demote_fallbacks(findings: list[Finding]) -> None:
+    """A failure phrase inside a WARNING-level line that says the program fell back or went on (TensorRT-LLM's
+    "[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice ... falling back to NCCL") is a
+    condition the program survived: a warning, whether or not another line ended the run."""
+    for f in findings:
+        if not f.is_error or f.facts.get("log_level") != "warning" or f.block is not None:
+            continue
+        if any(_WENT_ON.search(line) for line in f.evidence[-1:]):
+            f.severity = "warning"
+            f.notes.append("the program logged this at WARNING level and said it falls back or goes on: a condition it survived")
 
 
 # -- tracebacks the log cut off -----------------------------------------------------------------------

@@ -16,8 +16,9 @@ from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import (Dump, Fact, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
                                       Stop, StopKind)
+from mltriage.run_model.network import build_network
 from mltriage.symptoms.observe import Observation, Observations
-from mltriage.symptoms.vocabulary import Symptom, Transport
+from mltriage.symptoms.vocabulary import Precision, Symptom, Transport
 
 # (tail lines are at most 4 KiB; every pattern here is linear on them)
 _QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
@@ -28,8 +29,15 @@ _NCCL_SETUP = re.compile(
 # any other NCCL line before the first collective is set-up too (bootstrap, plugins, the version); teardown is not
 _NCCL_ANY = re.compile(r"NCCL INFO|^NCCL version \d")
 _NCCL_TEARDOWN = re.compile(r"Destroy COMPLETE|- Abort|Connection closed|Closing \w{0,12} ?plugin|comm 0x[0-9a-f]{1,16} [^\n]{0,200}(?:destroy|finalize)", re.IGNORECASE)
-_BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b")
-_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s")
+# nccl-tests' column header; p2pBandwidthLatencyTest's matrix titles ("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+# "P2P=Enabled Latency (P2P Writes) Matrix (us)") and their column rows ("   D\\D     0      1", "   GPU     0      1")
+_BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b|\bMatrix \((?:GB/s|us)\)|^\s*(?:D\\D|GPU|CPU)(?:\s+\d{1,3})+\s*$")
+_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|char|int|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s"
+                        r"|^\s*\d{1,3}(?:\s+\d{1,7}\.\d{1,3})+\s*$")  # a result row; a matrix row (device, then numbers)
+# nccl-tests prints a row's size, count, type, op and root before it runs that size (v2.13.9 src/common.cu:
+# PRINT("%12li  %12li  %8s  %6s  %6s", ...) then BenchTime twice, then "\n"; v2.0.0 src/all_gather.cu "%12li  %12li  %6s",
+# all_reduce.cu "%12li  %12li  %6s  %6s"): the row's start alone is a collective in flight
+_BENCH_ROW_OPEN = re.compile(r"^\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|char|int|int8|uint8|int32|uint32|int64|uint64|fp8\w*)(?:\s+[a-z]\w{0,8})?(?:\s+-?\d+)?\s*$")
 _PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
 
 _PHASE_OF = {
@@ -75,6 +83,8 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
         model.custom_allreduce = False
     model.iommu_mentioned = run.has("iommu") or observations.has(Symptom.IOMMU_FAULT)
     model.pcie_evidence = _pcie_evidence(model, observations, run)
+    model.network = build_network(observations)
+    _precision(model, observations, run)
     model.stop = _stop(model, observations, run, findings)
     model.last_lines = _last_lines(run)
     seen: set[tuple] = set()
@@ -190,6 +200,36 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
     model.gpus = gpus
 
 
+# GPUs before Ampere (compute capability < 8.0) have no bf16: runs on them use fp16 or fp32
+_NO_BF16 = re.compile(r"\b(?:Tesla\s)?(?:V100|P100|P40|K80|M60|M40|T4)\b|\bTITAN\s?(?:V|Xp?|RTX)\b|\b(?:GTX\s?)?10[5-8]0(?:\s?Ti)?\b"
+                      r"|\bGTX\s?16[5-6]0\b|\b(?:RTX\s?)?20[6-8]0(?:\s?(?:Ti|SUPER|Super))?\b|\bQuadro\s(?:RTX\s?\d{4}|P\d{3,4}|GV100)\b")
+
+
+def _precision(model: RunModel, observations: Observations, run: RunFacts) -> None:
+    """The precision the run computes in, from what its frameworks print or its command asks; and the
+    GPUs it names that have no bf16."""
+    first: dict[Precision, Observation] = {}
+    for obs in observations.of(Symptom.PRECISION_SET):
+        value = obs.facts.get("precision")
+        if isinstance(value, Precision) and value not in first:
+            first[value] = obs
+    for value, obs in first.items():
+        model.precision_evidence.append(Fact(f"the run computes in {value.value}", obs.line, obs.text))
+    half = {p for p in first if p is not Precision.FP32}
+    if len(half) == 1:  # fp32 beside fp16 is AMP's master weights; fp16 beside bf16 says nothing certain
+        model.precision = next(iter(half))
+    elif not half and first:
+        model.precision = Precision.FP32
+    texts = [(m.line, m.text) for m in (*run.pcie_models.values(), *run.nvlink_models.values())]
+    texts += [(o.line, str(o.facts.get("model", ""))) for o in observations.of(Symptom.GPUS_DESCRIBED)]
+    seen: set[str] = set()
+    for line, text in texts:
+        m = _NO_BF16.search(text)
+        if m and m.group(0) not in seen and len(seen) < 4:
+            seen.add(m.group(0))
+            model.without_bf16.append(Fact(f"the {m.group(0)} has no bf16 (compute capability below 8.0): runs on it use fp16", line, text))
+
+
 def _pasted_topology(model: RunModel, heads: list[str]) -> None:
     """A pasted ``nvidia-smi topo -m`` says how the GPUs are linked, better than model names do."""
     if not heads:
@@ -279,7 +319,8 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
         # the framework's own words, repeated until the log ends: its workers waited for each other and never got on
         return _at(StopKind.HANG_NOTED, _phase_before(model, waiting[-1].source, waiting[-1].line), waiting[-1],
                    f"where its workers had waited for each other for {waiting[-1].facts.get('seconds', '?')} s and more")
-    stall = find_stall(run)
+    setup = {(o.source, o.line) for symptom in _SETUP_SYMPTOMS for o in observations.of(symptom)}
+    stall = find_stall(run, setup)
     if stall is not None:
         phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
         return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where,
@@ -314,7 +355,21 @@ def meaningful(tail: list[TailLine]) -> list[TailLine]:
     return out
 
 
-def find_stall(run: RunFacts) -> Stall | None:
+# p2pBandwidthLatencyTest's last matrix: "P2P=Enabled Latency Matrix (us)" (CUDA 8-10 samples, which print no closing
+# note), "P2P=Enabled Latency (P2P Writes) Matrix (us)" / "(P2P Reads)" (cuda-samples 11+)
+_FINAL_MATRIX = re.compile(r"P2P=Enabled Latency (?:\(P2P (?:Writes|Reads)\) )?Matrix \(us\)")
+
+
+def _last_matrix_is_final(lines: list[TailLine]) -> bool:
+    titles = [t for t in lines if "Matrix (" in t.message]
+    return bool(titles) and bool(_FINAL_MATRIX.search(titles[-1].message))
+
+
+_SETUP_SYMPTOMS = (Symptom.COMM_INIT_STARTED, Symptom.CHANNELS_SET_UP, Symptom.COMM_INIT_COMPLETE)
+
+
+def find_stall(run: RunFacts, setup: set[tuple[str, int]] = frozenset()) -> Stall | None:
+    """``setup``: the (source, line) of every line a framework or NCCL printed while setting up its communicators."""
     for source, tail in run.tails.items():
         lines = meaningful(tail)
         if not lines:
@@ -322,16 +377,35 @@ def find_stall(run: RunFacts) -> Stall | None:
         last = lines[-1]
         if any(FINISHED_LINE.search(t.message) for t in lines[-3:]):
             continue  # it said it finished (what follows is teardown: plugins closing, handles freed)
-        if run.has("bench_started") and not run.has("bench_finished") and not any(_BENCH_ROW.search(t.message) for t in lines):
+        if run.has("bench_started") and not run.has("bench_finished"):
             if _BENCH_HEADER.search(last.message) or (len(lines) > 1 and _BENCH_HEADER.search(lines[-2].message)):
-                return Stall(Silence.BENCHMARK_HEADER, source, last, "right after the benchmark printed its results header",
-                             Phase.FIRST_COLLECTIVE)
-            # no results header yet: from the log's view the run is still setting up (a paste cut here looks healthy too)
-            return Stall(Silence.BENCHMARK_START, source, last, "before the benchmark printed any result", None)
+                return Stall(Silence.BENCHMARK_HEADER, source, last, "right after the benchmark printed a results header, "
+                             "before its first row", Phase.FIRST_COLLECTIVE)
+            rows = [t for t in lines if _BENCH_ROW.search(t.message) and not _BENCH_ROW_OPEN.search(t.message)]
+            if _BENCH_ROW_OPEN.search(last.message):
+                done = len(rows)
+                return Stall(Silence.BENCHMARK_ROW_OPEN, source, last,
+                             "in the benchmark's " + ("next size" if done else "first size")
+                             + ": the row's size printed and its times never came", Phase.STEADY if done else Phase.FIRST_COLLECTIVE)
+            if not rows:
+                # no results header yet: from the log's view the run is still setting up (a paste cut here looks healthy too)
+                return Stall(Silence.BENCHMARK_START, source, last, "before the benchmark printed any result", None)
+            if rows[-1] is last and _last_matrix_is_final(lines):
+                continue  # an older p2pBandwidthLatencyTest ends on its last matrix's rows, with no closing note
+            if rows[-1] is last:
+                # a larger size (or the next matrix) never finished; a paste of part of the table ends the same way
+                return Stall(Silence.BENCHMARK_ROWS, source, last, "partway through the benchmark's table "
+                             "(after a result row, with no summary)", None)
         if _PROGRESS_ZERO.search(last.message):
             return Stall(Silence.PROGRESS_ZERO, source, last, "with its progress bar still at zero", Phase.FIRST_COLLECTIVE)
         recent = lines[-3:]
-        if all(_NCCL_SETUP.search(t.message) or _NCCL_ANY.search(t.message) and not _NCCL_TEARDOWN.search(t.message)
-               for t in recent):
-            return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels", None)
+
+        def in_setup(t: TailLine) -> bool:
+            return (source, t.line) in setup or bool(
+                _NCCL_SETUP.search(t.message) or _NCCL_ANY.search(t.message) and not _NCCL_TEARDOWN.search(t.message))
+
+        # the last line is the framework's own "set-up starts" line, or the last three are all set-up
+        if (source, last.line) in setup or all(in_setup(t) for t in recent):
+            return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels" if _NCCL_ANY.search(last.message)
+                         else "right after the framework began setting up its distributed communicators", None)
     return None

@@ -63,6 +63,8 @@ class Observations:
         self.counts: dict[Symptom, int] = {}
         self._key_counts: dict[tuple[Symptom, str], int] = {}
         self.tensors: list[TensorPrint] = []
+        # the last step each rank printed, per input (a per-rank step count the kept first/last lines cannot give)
+        self.last_steps: dict[tuple[str, int], Observation] = {}
         # p2pBandwidthLatencyTest: each matrix title with the lines below it, read by the probe's own
         # parser of pasted output (mltriage.probe.pasted) once the input is read
         self.matrix_texts: list[tuple[str, int, str]] = []  # (source, line, title and following lines)
@@ -90,9 +92,12 @@ class Observations:
         if self._key_counts.get(key, 0) >= SATURATED:
             self._count(key)
             return
+        subject = text if wording.whole_line else message
+        if wording.symptom is Symptom.PROGRESS_BAR:  # a bar redrawn with \r: its last state is what it had reached
+            subject = subject.rstrip("\r").rsplit("\r", 1)[-1]
         # no time limit (output is a function of the input): the wordings are linear (tests/test_regex_shape.py)
         # and each searches at most MATCH_CHARS characters
-        m = wording.compiled.search((text if wording.whole_line else message)[:MATCH_CHARS])
+        m = wording.compiled.search(subject[:MATCH_CHARS])
         if m is None:
             return
         facts = wording.facts_of(m)
@@ -114,6 +119,10 @@ class Observations:
 
     def add(self, obs: Observation) -> None:
         key = (obs.symptom, obs.source)
+        if obs.symptom is Symptom.STEP_LOGGED:
+            rank = obs.facts.get("rank", obs.rank)
+            if isinstance(rank, int) and ((obs.source, rank) in self.last_steps or len(self.last_steps) < MAX_KEYS):
+                self.last_steps[(obs.source, rank)] = obs
         if key not in self.kept and len(self.kept) >= MAX_KEYS:
             self._count(key)
             return

@@ -40,6 +40,11 @@ class Symptom(StrEnum):
     NAN_IN_OUTPUT = "nan-in-output"
     TENSOR_PRINTED = "tensor-printed"  # a tensor's repr (facts: device, all_zero); wrong values are derived
     GARBAGE_OUTPUT = "garbage-output"  # a model's generated text is a run of one symbol, or the user calls it gibberish
+    # numeric precision (helper numerics: precision facts and what overflows half precision)
+    PRECISION_SET = "precision-set"  # the run's numeric precision, as a framework prints its config or the command asks (facts: precision)
+    NONFINITE_CAST = "nonfinite-cast"  # numpy cast NaN/inf to integers (an image or array holding NaN; facts: where)
+    FP16_RANGE_EXCEEDED = "fp16-range-exceeded"  # a value dump shows magnitudes beyond float16's max (65504), or inf/nan found by a debug hook
+    LOSS_SCALE_COLLAPSED = "loss-scale-collapsed"  # an fp16 loss scaler kept overflowing until its scale fell below 1 (facts: scale)
     # stops
     COLLECTIVE_TIMEOUT = "collective-timeout"
     HANG_NOTED = "hang-noted"  # the user's own words in the log: "<hangs here>", "stuck"
@@ -47,6 +52,14 @@ class Symptom(StrEnum):
     STACK_DUMP = "stack-dump"  # py-spy or faulthandler dumping a live process: somebody looked at a hang
     KILLED_BY_SIGNAL = "killed-by-signal"  # a shell, container runtime or IDE reports a process killed (facts: signal)
     USER_INTERRUPT = "user-interrupt"  # Ctrl-C / SIGINT: the user stopped a run that was not ending
+    # what the ranks were doing before a collective timed out (collective-timeout causes)
+    DATA_PREPARATION = "data-preparation"  # dataset map/tokenise/filter, main_process_first (facts: what, kind)
+    PROGRESS_BAR = "progress-bar"  # a tqdm bar (facts: desc, percent, elapsed_s): how long one rank's own work had run
+    EVALUATION_STARTED = "evaluation-started"  # an evaluation/validation loop began (facts: what)
+    CHECKPOINT_SAVING = "checkpoint-saving"  # a checkpoint save began (facts: path)
+    TRACE_CACHE_INVALIDATED = "zero3-trace-invalidated"  # DeepSpeed ZeRO-3 met another module order than it traced (facts: step)
+    UNEVEN_INPUTS = "uneven-inputs"  # ranks hold different numbers of batches (facts: kind)
+    STEP_LOGGED = "step-logged"  # a rank printed which step it ran (facts: rank, step, epoch): per-rank step counts
     # building extensions (DeepSpeed ops, fused kernels, any torch.utils.cpp_extension build)
     NVCC_ARCH_UNSUPPORTED = "nvcc-arch-unsupported"  # the CUDA compiler does not know the GPU architecture asked for (facts: arch)
     CUDA_HEADER_MISSING = "cuda-header-missing"  # a compile could not find a CUDA toolkit header (facts: header)
@@ -54,11 +67,40 @@ class Symptom(StrEnum):
     # the network a run meets
     HOST_UNRESOLVED = "host-unresolved"  # a host name the run must reach cannot be looked up (facts: host, port, gai_error)
     SOCKET_ADDRESS_INVALID = "socket-address-invalid"  # NCCL was handed a socket address that is no address (facts: family)
+    # (the nccl-network family: which interfaces and transport the run chose, connects that failed, how many nodes)
+    INTERFACE_CHOSEN = "interface-chosen"  # NCCL named the interfaces it bootstraps or sends over (facts: role, interfaces)
+    NET_CHOSEN = "net-chosen"  # NCCL named its inter-node transport (facts: net: Socket, IB or a plugin's name)
+    IB_ABSENT = "ib-absent"  # NCCL found no InfiniBand/RoCE device: traffic between nodes goes over TCP sockets
+    PEER_CONNECT_FAILED = "peer-connect-failed"  # a TCP connect to a peer failed for good (facts: peer, port, reason)
+    PEER_CONNECTION_CLOSED = "peer-connection-closed"  # an open socket to a peer was closed or reset (facts: peer, port)
+    MULTI_NODE = "multi-node"  # a launcher, a command line or the user says the run spans nodes (facts: nodes)
+    ROCE_LINK = "roce-link"  # an RDMA port whose link layer is Ethernet (RoCE): its GID index decides what the peer reaches
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
+    # the platform's services
+    FABRIC_MANAGER_DOWN = "fabric-manager-down"  # NVIDIA Fabric Manager (NVSwitch set-up) failed to start (facts: fm_version, driver_version)
+    # shared memory (helper numerics: /dev/shm seen through ENOSPC)
+    NO_SPACE_LEFT = "no-space-left"  # ENOSPC: a write or an allocation found its filesystem full (facts: path, shm)
+    SHM_IN_USE = "shm-in-use"  # a frame or path of POSIX shared memory: multiprocessing's semaphores/queues, shared tensors, /dev/shm (facts: where)
+    # which GPU a process sees (helper numerics: MIG, the display watchdog)
+    DEVICE_INDEX_ERROR = "device-index-error"  # a process asked for a CUDA device index it does not have (facts: device, num_gpus)
+    MIG_DEVICES = "mig-devices"  # the log shows MIG instances: nvidia-smi's MIG rows, MIG- UUIDs, "MIG 3g.40gb" names (facts: profile, mig_uuid)
+    LAUNCH_TIMEOUT = "launch-timeout"  # cudaErrorLaunchTimeout: a display watchdog killed a kernel that ran too long
+    CUDA_UNKNOWN_ERROR = "cuda-unknown-error"  # cudaErrorUnknown (999) (facts: call)
+    WINDOWS_HOST = "windows-host"  # the run is on Windows: a drive path, an .exe, WDDM
+    # GPU memory of a serving engine (helper numerics)
+    GPU_OOM = "gpu-oom"  # an allocation on the GPU failed: the caching allocator's or the CUDA runtime's out of memory (facts: requested, free)
+    CUDA_GRAPH_CAPTURE = "cuda-graph-capture"  # a serving engine captures CUDA graphs (memory beyond its profiled budget)
+    EVAL_FRAME = "eval-frame"  # a traceback frame of an evaluation/validation loop (facts: function)
     ERROR_LOGGED = "error-logged"  # a line at a logger's ERROR/FATAL/CRITICAL level, whatever it says (facts: message)
     # the run's settings
     FRAMEWORK_SEEN = "framework-seen"  # a launcher, logger tag or source path names the serving/training framework (facts: framework)
     ENV_SET = "env-set"  # a variable the run set, as the library reports it (facts: name, value)
+
+
+class Precision(StrEnum):
+    FP16 = "fp16"  # IEEE half: max 65504, what overflows
+    BF16 = "bf16"  # fp32's exponent range in 16 bits
+    FP32 = "fp32"
 
 
 class Transport(StrEnum):
@@ -95,6 +137,28 @@ def _framework(text: str) -> str:
     return "tensorrt-llm" if word in ("tensorrt-llm", "trt-llm", "tensorrt_llm", "trtllm") else word
 
 
+_PRECISION_WORDS = {"fp16": Precision.FP16, "float16": Precision.FP16, "half": Precision.FP16, "16": Precision.FP16,
+                    "16-mixed": Precision.FP16, "bf16": Precision.BF16, "bfloat16": Precision.BF16, "bf16-mixed": Precision.BF16,
+                    "fp32": Precision.FP32, "float32": Precision.FP32, "float": Precision.FP32, "32": Precision.FP32,
+                    "no": Precision.FP32}
+
+
+def _precision(text: str) -> Precision:
+    word = text.lower().removeprefix("torch.")
+    if word in _PRECISION_WORDS:
+        return _PRECISION_WORDS[word]
+    raise ValueError(text)  # a word no precision is spelled with: the fact is dropped
+
+
+def _clock(text: str) -> int:
+    """tqdm's format_interval: "[H:]MM:SS" (and "Nd, H:MM:SS" past a day), in seconds."""
+    days, _, clock = text.rpartition("d, ")
+    total = 0
+    for part in clock.split(":"):
+        total = total * 60 + int(part)
+    return total + (int(days) * 86400 if days else 0)
+
+
 def _bool(text: str) -> bool:
     return text.lower() in ("true", "1", "yes")
 
@@ -102,7 +166,9 @@ def _bool(text: str) -> bool:
 CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
-    "count": _count, "framework": _framework, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
+    "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
+    "shm": _bool, "num_gpus": _int, "nodes": _count,
+    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
 }
 
 
@@ -149,8 +215,32 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl src/init.cc 2.7-2.29: INFO \"ncclCommInitRank comm %p rank %d nranks %d cudaDev %d ... - Init START\""),
     W(Symptom.COMM_INIT_STARTED, ("vLLM is using nccl==",), r"vLLM is using nccl==(?P<nccl_version>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)",
       "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py 0.4.1+: logger.info(\"vLLM is using nccl==%s\", ...)"),
+    W(Symptom.COMM_INIT_STARTED, ("sglang is using nccl==",), r"sglang is using nccl==(?P<nccl_version>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)",
+      "sgl-project/sglang python/sglang/srt/distributed/device_communicators/pynccl.py (0.4+, vLLM's copy): "
+      "logger.info(\"sglang is using nccl==%s\", self.nccl.ncclGetVersion())"),
     W(Symptom.COMM_INIT_STARTED, ("Bootstrap : Using", "Bootstrap: Using"), r"Bootstrap ?: Using",
       "NVIDIA/nccl src/bootstrap.cc: \"Bootstrap : Using %s\" (2.4-2.22), \"Bootstrap: Using %s\" (2.23+)"),
+    # the frameworks' own words for "distributed set-up starts here" (their NCCL communicators come up right after)
+    W(Symptom.COMM_INIT_STARTED, ("distributed_init_method=",),
+      r"\bworld_size=(?P<nranks>\d{1,7}) rank=\d{1,7} local_rank=-?\d{1,4} distributed_init_method=\S{1,300} backend=\w{1,12}",
+      "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment: logger.debug(\"world_size=%d rank=%d "
+      "local_rank=%d \" \"distributed_init_method=%s backend=%s\", ...) (0.4.1-0.9) and the same format on one line (0.10+)"),
+    W(Symptom.COMM_INIT_STARTED, ("GPU P2P access cache",),
+      r"\b(?:reading GPU P2P access cache from|generating GPU P2P access cache in) \S{1,300}",
+      "vllm-project/vllm gpu_p2p_access_check: logger.info(\"reading GPU P2P access cache from %s\", path) and \"generating GPU P2P "
+      "access cache in %s\" (vllm/distributed/utils.py 0.4.1, device_communicators/custom_all_reduce_utils.py 0.4.2+): the "
+      "custom all-reduce's peer-to-peer test, run while the TP group is set up", given=(("stage", "p2p-check"),)),
+    W(Symptom.COMM_INIT_STARTED, ("Init torch distributed begin",), r"\bInit torch distributed begin\.",
+      "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
+      "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
+    W(Symptom.COMM_INIT_STARTED, ("Initializing distributed: GLOBAL_RANK:", "initializing distributed: GLOBAL_RANK:",
+                                  "All distributed processes registered"),
+      r"[Ii]nitializing distributed: GLOBAL_RANK: \d{1,7}, MEMBER: \d{1,7}/(?P<nranks>\d{1,7})|All distributed processes registered\. "
+      r"Starting with (?P<nranks>\d{1,7}) process",
+      "Lightning-AI/lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection: log.info(f\"Initializing "
+      "distributed: GLOBAL_RANK: {global_rank}, MEMBER: {global_rank + 1}/{world_size}\") and rank_zero_info(f\"All distributed "
+      "processes registered. Starting with {world_size} processes\") (2.x; pytorch_lightning 1.x ddp.py: \"initializing "
+      "distributed: GLOBAL_RANK: ...\")"),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
       r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?\d{1,7}(?:\[[0-9a-fx]{1,16}\])? -> \d{1,7}(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
       "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "
@@ -159,7 +249,7 @@ WORDINGS: tuple[Wording, ...] = (
       r"Init COMPLETE|Connected all (?:rings|trees)",
       "NVIDIA/nccl src/init.cc: \"comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE\" (2.x); "
       "src/graph/connect.cc \"Connected all rings\" (2.9+)"),
-    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}\S{1,64}\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
+    W(Symptom.DEVICE_LISTED, (" Pid ",), r"^#\s{1,4}Rank\s{1,4}(?P<rank>\d{1,6})(?:\s{1,4}Group\s{1,4}\d{1,4})?\s{1,4}Pid\s{1,8}\d{1,8}\s{1,4}on\s{1,12}(?P<host>\S{1,64})\s{1,4}device\s{1,4}(?P<device>\d{1,3})",
       "NVIDIA/nccl-tests src/common.cu: PRINT(\"#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\") (2.10+), "
       "\"#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s\\n\" (2.0-2.9)"),
     W(Symptom.DEVICE_LISTED, ("Device: ",), r"^Device: (?P<device>\d{1,3}), [^\n]{1,80}, pciBusID: [0-9a-f]{1,4}",
@@ -177,6 +267,11 @@ WORDINGS: tuple[Wording, ...] = (
       "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu (b3000+): GGML_LOG_INFO(\"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") "
       "and ggml-cuda.cu before the ggml/ move: fprintf(stderr, \"%s: found %d \" GGML_CUDA_NAME \" devices:\\n\") (also what ollama "
       "prints, as ggml_init_cublas / ggml_cuda_init)"),
+    # printed only when the process sees more than one GPU: its words imply two or more (a lower bound)
+    W(Symptom.GPUS_DESCRIBED, ("as main device",), r"\bggml_cuda_set_main_device: using device \d{1,2} \((?P<model>[^()\n]{2,60})\) as main device",
+      "ggml-org/llama.cpp ggml-cuda.cu (2023, also vendored by ollama): ggml_cuda_set_main_device() prints "
+      "fprintf(stderr, \"%s: using device %d (%s) as main device\\n\", __func__, g_main_device, prop.name) inside "
+      "`if (g_device_count > 1)`; ggml-xrt/ggml-test forks keep the same guard", given=(("count", 2),)),
     # "2x RTX 3090", "8 × A100-SXM4", "two RTX A6000 GPUs", "4 Nvidia RTX A5000": how users describe their machine
     W(Symptom.GPUS_DESCRIBED, _GPU_MODEL_LITERALS,
       r"(?<!\|\s{0,8})(?<![\w.])(?P<count>[1-9]\d{0,2}|two|three|four|six|eight|sixteen|dual|quad)\s{0,2}(?:[x×X*]\s{0,2}|\s)(?:NVIDIA\s|Nvidia\s|nvidia\s)?"
@@ -238,11 +333,106 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl v2.10.3-1 src/include/socket.h:373 WARN(\"Net : connecting to address %s with family %d is neither AF_INET(%d) nor "
       "AF_INET6(%d)\") (2.x-2.13), src/misc/socket.cc:397 (v2.14.3-1) and \"ncclSocketInit: connecting to address %s ...\" "
       "(src/misc/socket.cc:714 in v2.19.3-1, :814 in v2.27.3-1)"),
+    # (the nccl-network family) the interfaces NCCL chose: " [0]eth0:10.0.0.1<0>" lists (2.4+) or one " eth0:10.0.0.1<0>" (2.12+)
+    W(Symptom.INTERFACE_CHOSEN, ("Bootstrap : Using", "Bootstrap: Using", "NET/Socket : Using"),
+      r"(?P<role>Bootstrap|NET/Socket) ?: Using(?P<interfaces>(?: ?\[\d{1,2}\] ?| )[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>"
+      r"(?:(?: ?\[\d{1,2}\] ?| )[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>){0,15})",
+      "NVIDIA/nccl src/bootstrap.cc INFO(NCCL_INIT, \"Bootstrap : Using%s\", line) with \" [%d]%s:%s\" per interface (v2.4.8-1..v2.11) "
+      "and \" %s:\" + ncclSocketToString (v2.12.12-1..v2.26: one interface), INFO(NCCL_BOOTSTRAP, \"Bootstrap: Using%s\") (v2.27.3-1+); "
+      "src/transport/net_socket.cc INFO(NCCL_INIT|NCCL_NET, \"NET/Socket : Using%s\", line) with \" [%d]%s:%s\" (v2.4.8-1..v2.30.7-1)"),
+    W(Symptom.INTERFACE_CHOSEN, ("NET : Using interface ",),
+      r"NET : Using interface (?P<interfaces>[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>)",
+      "NVIDIA/nccl v2.3.5-5..v2.3.7-1 src/include/socket.h findInterfaces: INFO(INIT|NET, \"NET : Using interface %s:%s\", "
+      "interface->ifa_name, socketToString(...))", given=(("role", "NET"),)),
+    W(Symptom.INTERFACE_CHOSEN, ("; OOB ",),
+      r"NET/IB ?: ?Using[^\n]{0,600}?; OOB (?P<interfaces>[^\s:<\[\]]{1,32}:[^\s<]{1,64}<\d{1,5}>)",
+      "NVIDIA/nccl src/transport/net_ib.cc INFO(NCCL_INIT|NCCL_NET, \"NET/IB : Using%s ; OOB %s:%s\", ...) (v2.4.8-1..v2.20) and "
+      "\"NET/IB : Using%s %s; OOB %s:%s\" (v2.21.5-1; src/transport/net_ib/init.cc v2.30.7-1): the socket interface IB connects over",
+      given=(("role", "IB-OOB"),)),
+    W(Symptom.INTERFACE_CHOSEN, ("Using the loopback address as fallback",), r"Unable to resolve hostname to a \(local\) address\. Using the loopback address as fallback",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp createDefaultDevice: TORCH_WARN_ONCE(\"Unable to resolve hostname to "
+      "a (local) address. \", \"Using the loopback address as fallback. \", ...) (strings of torch 2.13.0's libtorch_cpu.so): Gloo bound "
+      "to the loopback", given=(("role", "Gloo"), ("interfaces", "lo:127.0.0.1<0>"))),
+    W(Symptom.NET_CHOSEN, ("Using network ",), r"\bUsing network (?P<net>[A-Za-z][\w .-]{0,40}?)\s{0,4}$",
+      "NVIDIA/nccl src/init.cc INFO(NCCL_INIT, \"Using network %s\", ncclNetName()) (v2.7.8-1..v2.12) and comm->ncclNet->name "
+      "(v2.18.5-1..v2.30.7-1): \"Socket\", \"IB\" or a net plugin's name (\"AWS Libfabric\", \"FastSocket\")"),
+    W(Symptom.NET_CHOSEN, ("NET/IB : Using", "NET/IB: Using"), r"NET/IB ?: ?Using ?\[\d{1,3}\]", "NVIDIA/nccl src/transport/net_ib.cc "
+      "\"NET/IB : Using%s ; OOB %s:%s\" with \" [%d]%s:%d/%s\" per device (v2.4.8-1..v2.20), \" [%d]={...}\" merged devices (v2.21.5-1+)",
+      given=(("net", "IB"),)),
+    W(Symptom.IB_ABSENT, ("NET/IB : No device found", "Failed to open libibverbs"),
+      r"NET/IB : No device found|Failed to open libibverbs\.so",
+      "NVIDIA/nccl src/transport/net_ib.cc INFO(NCCL_INIT|NCCL_NET, \"NET/IB : No device found.\") (v2.4.8-1..v2.21.5-1; "
+      "src/transport/net_ib/init.cc v2.30.7-1) and src/misc/ibvsymbols.cc INFO(NCCL_INIT, \"Failed to open libibverbs.so[.1]\") (v2.19+)"),
+    W(Symptom.ROCE_LINK, ("/RoCE",), r"NET/IB ?: ?Using[^\n]{0,600}?\[\d{1,3}\] ?(?P<hca>[\w.-]{1,32}):\d{1,3}/RoCE",
+      "NVIDIA/nccl src/transport/net_ib.cc \" [%d]%s:%d/%s\" with link == IBV_LINK_LAYER_INFINIBAND ? \"IB\" : \"RoCE\" in \"NET/IB : "
+      "Using%s ; OOB %s:%s\" (v2.4.8-1..v2.20) and the merged-device form (v2.21.5-1 net_ib.cc:525/533)"),
+    W(Symptom.ROCE_LINK, ("link_layer:",), r"^\s{0,16}link_layer:\s{1,16}Ethernet\b",
+      "linux-rdma/rdma-core libibverbs/examples/devinfo.c print_hca_cap: printf(\"\\t\\t\\tlink_layer:\\t\\t%s\\n\", "
+      "link_layer_str(port_attr.link_layer)) (ibv_devinfo; \"Ethernet\" for RoCE ports)"),
+    # a connect that failed for good (a retry in progress is not one)
+    W(Symptom.PEER_CONNECT_FAILED, ("Connect to ", "connect to ", "Call to connect ", "socketPollConnect to "),
+      r"(?:^|: |Net : |WARN )Connect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> (?:failed : |returned \d{1,5}\()(?P<reason>[^\n)]{1,80})"
+      r"|\bconnect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> returned (?P<reason>[^,\n]{1,80}), exceeded error retry count"
+      r"|socketPollConnect to (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> failed with error (?P<reason>[^\n]{1,80})"
+      r"|Call to connect (?:timeout|failed) : (?P<reason>[^\n]{1,80})",
+      "NVIDIA/nccl: src/include/core.h SYSCHECKNTIMES WARN(\"Call to \" name \" timeout : %s\") (v2.3.7-1; include/checks.h to v2.9); "
+      "include/socket.h WARN(\"Connect to %s failed : %s\") (v2.4-v2.9); src/misc/socket.cc \"Net : Connect to %s failed : %s\" "
+      "(v2.10-v2.15), \"socketStartConnect: Connect to %s failed : %s\" (v2.16-v2.23), \"%s: connect to %s returned %s, exceeded error "
+      "retry count after %d attempts\" (v2.24.3-1+), \"socketPollConnect to %s failed with error %s\" (v2.27.7-1)",
+      given=(("layer", "nccl"),)),
+    W(Symptom.PEER_CONNECT_FAILED, ("The client socket has failed to connect to ", "The client socket has timed out after "),
+      r"The client socket has failed to connect to (?:\[(?P<peer>[^\]\s]{1,255})\]|(?P<peer>[^\s:\[]{1,255})):(?P<port>\d{1,5}) "
+      r"\(errno: \d{1,5} - (?P<reason>[^)\n]{1,80})\)"
+      r"|The client socket has (?P<reason>timed out) after \d{1,9}m?s while trying to connect to \((?P<peer>[^,\s]{1,255}), (?P<port>\d{1,5})\)",
+      "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (1.13-2.x): \"The client socket has failed to connect to {} {}.\" "
+      "(\"[host]:port\", \"(errno: %d - %s)\") and \"The client socket has timed out after {} while trying to connect to ({}, {}).\" "
+      "(strings of torch 2.13.0's libtorch_cpu.so; recorded: corpus/cpu/init_pg_unreachable.log)", given=(("layer", "c10d"),)),
+    W(Symptom.PEER_CONNECTION_CLOSED, ("Connection closed by remote peer", "failed : Connection reset by peer"),
+      r"Connection closed by remote peer(?: (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})>)?"
+      r"|Call to recv (?:from (?P<peer>[^<\s]{1,255})<(?P<port>\d{1,5})> )?failed : Connection reset by peer",
+      "NVIDIA/nccl: WARN(\"Net : Connection closed by remote peer\") (src/include/socket.h v2.3.5-5..v2.9), \"Net : Connection closed "
+      "by remote peer %s\" (src/misc/socket.cc v2.10-v2.15), \"socketProgress: Connection closed by remote peer %s\" (v2.16-v2.30.7-1); "
+      "\"Call to recv failed : %s\" (v2.4-v2.9) and \"socketProgressOpt: Call to recv from %s failed : %s\" (v2.10-v2.26)",
+      given=(("layer", "nccl"),)),
+    W(Symptom.PEER_CONNECTION_CLOSED, ("Read error [", "Connection closed by peer ["),
+      r"Read error \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5}): Connection reset by peer|Connection closed by peer \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5})",
+      "pytorch/gloo gloo/transport/tcp/pair.cc: GLOO_ERROR \"Read error \", peer, \": \", strerror(errno) and \"Connection closed by "
+      "peer \", peer (recorded: corpus/cpu/gloo_peer_killed.log, torch 2.13.0)", given=(("layer", "gloo"),)),
+    # how many nodes: launchers' own words, command lines, and users' descriptions
+    # (not NCCL's "nRanks %d nNodes %d localRanks %d": its nodes are NCCL's own grouping, and one host with
+    # NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 reports nNodes 2: corpus/gpu/nccl_p2p_shm_disable.log)
+    W(Symptom.MULTI_NODE, ("min_nodes ", "max_nodes ", "--nnodes", "--num_nodes", "--num-nodes", "--nodes", "nnodes="),
+      r"^\s{0,4}(?:min|max)_nodes\s{1,24}: (?P<nodes>\d{1,5})\b|--nnodes[= ](?:\d{1,5}:)?(?P<nodes>\d{1,5})\b"
+      r"|--num[_-]nodes[= ](?P<nodes>\d{1,5})\b|(?:#SBATCH\s{1,4})?--nodes[= ](?P<nodes>\d{1,5})\b|\bnnodes=(?P<nodes>\d{1,5})\b",
+      "pytorch/pytorch torch/distributed/launcher/api.py launch_agent's config dump \"  min_nodes                : %(min_nodes)s\" "
+      "(2.13.0 here) and torch/distributed/run.py \"--nnodes\" (\"1:4\" elastic form); microsoft/DeepSpeed deepspeed/launcher/runner.py "
+      "\"--num_nodes\"; sgl-project/sglang server_args \"--nnodes\" (ServerArgs repr \"nnodes=2\"); Slurm sbatch/srun \"--nodes=N\""),
+    W(Symptom.MULTI_NODE, (" nodes", " Nodes", " machines", " servers", "multi-node", "Multi-node", "multinode", "Multinode",
+                           "multi node", "Multi node", "head node", "worker node", "master node"),
+      r"\b(?P<nodes>[2-9]|[1-9]\d{1,3}|two|three|four|six|eight|sixteen)\s{0,2}(?:GPU\s{1,2})?(?:nodes|machines|servers)\b"
+      r"|\b(?:multi[- ]?(?:node|machine)|(?:head|worker|master) node)s?\b",
+      "users' descriptions in public issue threads of NVIDIA/nccl, pytorch/pytorch and sgl-project/sglang (\"two nodes\", "
+      "\"2 machines with 8 GPUs\", \"multi-node training\", \"the head node reports\")", ignore_case=True, given=(("nodes", 2),)),
     W(Symptom.SHM_CUDA_FAILURE, ("transport/shm.cc:",),
       r"transport/shm\.cc:\d{1,5} NCCL WARN (?:Cuda failure|Cuda driver error|CUDA failure)",
       "NVIDIA/nccl v2.23.4-1..v2.28.9-1 src/transport/shm.cc: CUCHECK/CUDACHECK in the cuMem host-memory path (cuMemImportFromShareableHandle, "
       "cudaGetDevice...) failing with include/checks.h WARN(\"Cuda failure '%s'\") under debug.cc's \"[%d] %s:%d NCCL WARN \" prefix",
       whole_line=True),
+    # -- the platform's services -------------------------------------------------------------------
+    W(Symptom.FABRIC_MANAGER_DOWN, ("fabric manager NVIDIA GPU driver interface version",),
+      r"fabric manager NVIDIA GPU driver interface version (?P<fm_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?) do(?:es)?n['’]t match "
+      r"with driver version (?P<driver_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?)",
+      "NVIDIA Fabric Manager (nv-fabricmanager, closed source) start-up check as it logs it to the journal: \"fabric manager NVIDIA "
+      "GPU driver interface version %s don't match with driver version %s. Please update with matching NVIDIA driver package.\" "
+      "(releases 460-590) and \"... doesn't match with driver version %s. Please update with the matching NVIDIA driver package.\" "
+      "(newer releases)"),
+    W(Symptom.FABRIC_MANAGER_DOWN, ("nvidia-fabricmanager.service:", "NVIDIA fabric manager service", "nv-fabricmanager "),
+      r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: (?:(?:Main|Control) process exited, code=\w{1,10}, "
+      r"status=[1-9]\d{0,2}/\w{1,20}|Failed with result '[\w-]{1,30}')|ExecStart=\S{0,80}nv-fabricmanager\b[^\n]{0,200}\(code=\w{1,10}, status=[1-9]\d{0,2}/",
+      "systemd's words for a unit that failed, with the unit NVIDIA's nvidia-fabricmanager package installs (Description=NVIDIA "
+      "fabric manager service, ExecStart=/usr/bin/nv-fabricmanager): systemd src/core/job.c \"Failed to start %s.\" (v219-v255), "
+      "src/core/service.c log_unit_warning \"%s process exited, code=%s, status=%i/%s\" and \"Failed with result '%s'.\" (v230+), "
+      "systemctl status's \"Process: %u ExecStart=%s (code=%s, status=%i/%s)\" line"),
     # -- any error a logger reported ---------------------------------------------------------------
     W(Symptom.ERROR_LOGGED, ("ERROR", "FATAL", "CRITICAL"),
       r"^\s{0,4}(?:\[(?:ERROR|FATAL|CRITICAL)\]|(?:ERROR|FATAL|CRITICAL)(?::(?:[\w.]{1,40}:)?|\s{1,4}\d\d-\d\d \d\d:\d\d:\d\d\S{0,8}\s{1,4}[^\]\n]{0,80}\]|\s{1,2}-\s|\s{0,2}\|))"
@@ -251,6 +441,9 @@ WORDINGS: tuple[Wording, ...] = (
       "\"%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s\" (ERROR 01-02 10:00:00 [file.py:12] ...), loguru's "
       "\"... | ERROR | ...\", DeepSpeed's \"[ERROR]\" tag, TensorRT's ILogger \"[TensorRT] ERROR: \" (7.x) and TensorRT-LLM's "
       "\"[TensorRT-LLM][ERROR] \""),
+    W(Symptom.ERROR_LOGGED, ("Scheduler hit an exception:",), r"(?P<message>Scheduler hit an exception:[^\n]{0,300})",
+      "sgl-project/sglang python/sglang/srt/managers/scheduler.py run_scheduler_process (0.3+): logger.error(f\"Scheduler hit an "
+      "exception: {traceback}\") under sglang's \"[%(asctime)s TP%d] \" prefix, which names no level"),
     # -- which framework ran -----------------------------------------------------------------------
     W(Symptom.FRAMEWORK_SEEN, ("vllm serve", "vllm.entrypoints", "/vllm/", "(APIServer pid=", "(VllmWorker", "(EngineCore", "(RayWorkerVllm"),
       r"vllm serve\b|vllm\.entrypoints|site-packages/vllm/|\((?:APIServer|VllmWorker|EngineCore|RayWorkerVllm)\w{0,12} pid=",
@@ -345,9 +538,185 @@ WORDINGS: tuple[Wording, ...] = (
       "(\"outputs gibberish with tp=2\", \"garbage output\")", ignore_case=True),
     W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
       "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
+    # -- numeric precision: what the run computes in, and values half precision cannot hold -------------
+    # (the run model's precision comes from these; a False/disabled setting states nothing)
+    W(Symptom.PRECISION_SET, ("fp16=True", "bf16=True", "fp16 = True", "bf16 = True"),
+      r"(?<![\w.])(?P<precision>fp16|bf16)\s{0,2}=\s{0,2}True\b",
+      "huggingface/transformers v4.40.0 src/transformers/training_args.py TrainingArguments.__str__: attrs_as_str = "
+      "[f\"{k}={v},\\n\" ...] (\"fp16=True,\" / \"bf16=True,\" in the arguments the Trainer logs), and the same keywords in "
+      "TrainingArguments(...) calls users paste"),
+    W(Symptom.PRECISION_SET, ("--fp16", "--bf16"),
+      r"(?<![\w-])--(?P<precision>fp16|bf16)(?![\w-])(?!\s{0,2}[= ]\s{0,2}(?:False|false|0)\b)",
+      "huggingface/transformers v4.40.0 HfArgumentParser exposes TrainingArguments' fields as --fp16/--bf16 (examples/pytorch "
+      "run_*.py); NVIDIA/Megatron-LM core_r0.8.0 megatron/training/arguments.py group.add_argument('--fp16', action='store_true') "
+      "and '--bf16'"),
+    W(Symptom.PRECISION_SET, ("--dtype",),
+      r"--dtype(?:=|\s{1,3})['\"]?(?P<precision>half|float16|bfloat16|float32|float|fp16|bf16)\b",
+      "vllm-project/vllm v0.6.3 vllm/engine/arg_utils.py: parser.add_argument('--dtype', choices=['auto', 'half', 'float16', "
+      "'bfloat16', 'float', 'float32']); huggingface/text-generation-inference launcher --dtype float16|bfloat16"),
+    W(Symptom.PRECISION_SET, ("Mixed precision type:", "mixed_precision"),
+      r"Mixed precision type: (?P<precision>fp16|bf16|fp8|no)\b|(?<![\w-])-{0,2}mixed_precision\s{0,2}[:= ]\s{0,2}['\"]?(?P<precision>fp16|bf16|no)\b",
+      "huggingface/accelerate v0.20.0 and v1.0.0 src/accelerate/state.py AcceleratorState.__repr__: f\"\\nMixed precision type: "
+      "{self.mixed_precision}\\n\"; the config file accelerate config writes (\"mixed_precision: fp16\") and accelerate launch "
+      "--mixed_precision"),
+    W(Symptom.PRECISION_SET, ("fp16_enabled", "bfloat16_enabled", '"fp16"', '"bf16"'),
+      r"\b(?P<precision>fp16|bfloat16)_enabled \.{3,40} True\b|\"(?P<precision>fp16|bf16)\":\s{0,3}\{\s{0,3}\"enabled\":\s{0,3}(?:true|True)\b",
+      "deepspeedai/DeepSpeed v0.9.0-v0.14.0 deepspeed/runtime/config.py DeepSpeedConfig.print: dots = \".\" * (29 - len(arg)); "
+      "logger.info(\"  {} {} {}\".format(arg, dots, getattr(self, arg))) for fp16_enabled / bfloat16_enabled, and the "
+      "\"fp16\": {\"enabled\": true} section of the ds_config it prints as json"),
+    W(Symptom.PRECISION_SET, ("fp16 ....", "bf16 ...."), r"^\s{0,4}(?P<precision>fp16|bf16) \.{10,60} True\s{0,4}$",
+      "NVIDIA/Megatron-LM core_r0.8.0 megatron/training/arguments.py _print_args: dots = '.' * (48 - len(arg)); "
+      "'  {} {} {}'.format(arg, dots, getattr(args, arg))"),
+    W(Symptom.PRECISION_SET, ("dtype=torch.", "dtype = torch.", "dtype: torch."),
+      r"\b(?:torch_)?dtype\s{0,2}[=:]\s{0,2}(?P<precision>torch\.(?:float16|half|bfloat16|float32))\b",
+      "vllm-project/vllm v0.6.3 vllm/engine/llm_engine.py \"Initializing an LLM engine (v%s) with config: ... dtype=%s\" "
+      "(torch.float16); huggingface/transformers from_pretrained(torch_dtype=torch.float16) in pasted code; pytorch/pytorch "
+      "torch/_tensor_str.py's \", dtype=torch.float16\" suffix of a printed half tensor"),
+    W(Symptom.PRECISION_SET, ("dtype: Some(",), r"\bdtype: Some\((?P<precision>Float16|BFloat16)\)",
+      "huggingface/text-generation-inference launcher/src/main.rs: the launcher logs its Args struct with Rust's Debug format "
+      "(\"Args { model_id: ..., dtype: Some(Float16), ... }\"; enum Dtype { Float16, BFloat16 })"),
+    W(Symptom.PRECISION_SET, ("Casting torch.",), r"Casting torch\.\w{1,12} to (?P<precision>torch\.(?:float16|bfloat16|float32))\.",
+      "vllm-project/vllm v0.6.3 vllm/config.py _get_and_verify_dtype: logger.warning(\"Casting %s to %s.\", config_dtype, torch_dtype)"),
+    W(Symptom.PRECISION_SET, ("`torch.cuda.amp.GradScaler(args...)` is deprecated", "`torch.cuda.amp.autocast(args...)` is deprecated",
+                              "torch.cuda.amp.GradScaler is enabled"),
+      r"`torch\.cuda\.amp\.(?:GradScaler|autocast)\(args\.\.\.\)` is deprecated|torch\.cuda\.amp\.GradScaler is enabled",
+      "recorded: torch 2.13.0 (python -W default: torch.cuda.amp.GradScaler(); torch.cuda.amp.autocast()) prints \"FutureWarning: "
+      "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', args...)` instead.\" (2.4+); "
+      "a loss scaler and CUDA autocast's default dtype are float16's",
+      given=(("precision", Precision.FP16),)),
+    W(Symptom.PRECISION_SET, (".half()",), r"\.half\(\)", "pytorch/pytorch torch/nn/modules/module.py Module.half() ('Casts all "
+      "floating point parameters and buffers to half datatype') in the code users paste (model.half())",
+      given=(("precision", Precision.FP16),)),
+    # an fp16 loss scaler's own messages: only fp16 needs one (bf16 has fp32's range)
+    W(Symptom.PRECISION_SET, ("OVERFLOW! Rank", "Gradient overflow.  Skipping step", "loss scale overflow! ",
+                              "gradient overflow detected, ignoring gradient", "Current loss scale already at minimum"),
+      r"OVERFLOW! Rank \d{1,6} Skipping step|Gradient overflow\.  Skipping step|fp16 dynamic loss scale overflow!|"
+      r"gradient overflow detected, ignoring gradient|Current loss scale already at minimum",
+      "deepspeedai/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py (v0.10.0) \"[deepspeed] OVERFLOW! Rank {} Skipping step.\" and fused_optimizer.py "
+      "\"[deepspeed] fp16 dynamic loss scale overflow! Skipping step.\"; NVIDIA/apex apex/amp/handle.py \"Gradient overflow.  Skipping step, "
+      "loss scaler {} reducing loss scale to {}\"; facebookresearch/fairseq fairseq/trainer.py f\"NOTE: gradient overflow detected, ignoring "
+      "gradient, {str(e)}\"", given=(("precision", Precision.FP16),)),
+    W(Symptom.LOSS_SCALE_COLLAPSED, ("reducing loss scale to", "setting loss scale to: "),
+      r"(?:reducing loss scale to|setting loss scale to:) (?P<scale>0\.\d{1,20}|\d(?:\.\d{1,20})?e-\d{1,3})\b",
+      "NVIDIA/apex apex/amp/handle.py (parent of cb65b8ed): (\"Gradient overflow.  Skipping step, loss scaler \" + \"{} reducing loss scale "
+      "to {}\").format(loss_id, loss_scaler.loss_scale()) with a scale halved below 1; facebookresearch/fairseq fairseq/optim/"
+      "dynamic_loss_scaler.py OverflowError(\"setting loss scale to: \" + str(self.loss_scale)) as trainer.py logs it"),
+    W(Symptom.NONFINITE_CAST, ("invalid value encountered in cast",),
+      r"(?:(?P<where>[^\s:]{1,300}\.py):\d{1,6}: )?RuntimeWarning: invalid value encountered in cast",
+      "recorded: numpy 2.1.3 (np.array([np.nan]).astype('uint8') under python -W default prints \"<file>:<line>: RuntimeWarning: "
+      "invalid value encountered in cast\"; numpy >= 1.24 warns on casts, as warnings.formatwarning's \"%s:%s: %s: %s\"); "
+      "huggingface/diffusers v0.30.0 src/diffusers/image_processor.py numpy_to_pil: images = (images * 255).round().astype(\"uint8\")"),
+    W(Symptom.FP16_RANGE_EXCEEDED, ("Detected inf/nan during batch_number=",), r"Detected inf/nan during batch_number=(?P<batch>\d{1,9})",
+      "huggingface/transformers v4.40.0 src/transformers/debug_utils.py DebugUnderflowOverflow.analyse_model: "
+      "print(f\"\\nDetected inf/nan during batch_number={self.batch_number}\")"),
+    # AUTOMATIC1111's NaN check adds its precision sentence only when the model runs in half precision
+    W(Symptom.FP16_RANGE_EXCEEDED, ("A tensor with all NaNs was produced in",),
+      r"A tensor with all NaNs was produced in (?P<where>Unet|VAE)\. This could be (?:either )?because there's not enough precision",
+      "AUTOMATIC1111/stable-diffusion-webui modules/devices.py test_for_nans (1.x): \"A tensor with all NaNs was produced in Unet.\" + \" This "
+      "could be either because there's not enough precision to represent the picture, or because your video card does not support half "
+      "type. ...\" (only without --no-half) and \"A tensor with all NaNs was produced in VAE.\" + \" This could be because there's not enough "
+      "precision to represent the picture. Try adding --no-half-vae commandline argument to fix this.\"; the same check in ComfyUI's "
+      "A1111 compatibility layer", given=(("precision", Precision.FP16),)),
+    # per-layer statistics users print while hunting an overflow: a max beyond 65504 (6.56e+04 and up, or inf)
+    W(Symptom.FP16_RANGE_EXCEEDED, ("max=", "max:", "max ="),
+      r"\bmin\s{0,2}[=:]\s{0,2}-?[\d.]{1,12}(?:e[+-]\d{1,3})?[^\n]{0,40}?\bmax\s{0,2}[=:]\s{0,2}-?(?P<abs_max>(?:[7-9]\.\d{1,4}|6\.[6-9]\d{0,3}|"
+      r"6\.5[6-9]\d{0,2})e\+0?4|\d\.\d{1,4}e\+(?:0?[5-9]|[1-3]\d)|inf)\b",
+      "users' per-layer activation statistics ('min=%.2e max=%.2e') in public threads of huggingface/transformers on fp16 "
+      "overflow; transformers v4.40.0 debug_utils.py get_abs_min_max f\"{abs_var.min():8.2e} {abs_var.max():8.2e} {ctx}\" prints "
+      "the same magnitudes"),
+    # -- shared memory: ENOSPC and the code that was using /dev/shm ---------------------------------------
+    W(Symptom.NO_SPACE_LEFT, ("[Errno 28] No space left on device",),
+      r"\[Errno 28\] No space left on device(?:: '(?P<path>[^'\n]{1,300})')?",
+      "CPython Objects/exceptions.c OSError_str: \"[Errno %S] %S: %R\" / \"[Errno %S] %S\" with strerror(ENOSPC) (3.x; e.g. raised by "
+      "Lib/multiprocessing/synchronize.py SemLock.__init__ when sem_open finds /dev/shm full)"),
+    W(Symptom.NO_SPACE_LEFT, ("No space left on device (28)", "unable to write to file </torch_"),
+      r"unable to (?:allocate shared memory\(shm\) for file|write to file) <(?P<path>/torch_[^>]{1,80})>(?:: No space left on device \(28\))?"
+      r"|No space left on device \(28\)",
+      "pytorch/pytorch aten/src/ATen/MapAllocator.cpp (2.x): \"unable to allocate shared memory(shm) for file <\", filename_, \">: \", "
+      "c10::utils::str_error(err), \" (\", err, \")\"; v1.7.0 aten/src/TH/THAllocator.cpp \"unable to write to file <\", filename_, \">\"",
+      given=(("shm", True),)),
+    W(Symptom.SHM_IN_USE, ("multiprocessing/synchronize.py", "multiprocessing/shared_memory.py", "multiprocessing/heap.py",
+                           "multiprocessing/reductions.py", "_multiprocessing.SemLock", "in _new_shared", "in share_memory_"),
+      r"(?P<where>multiprocessing/(?:synchronize|shared_memory|heap)\.py|torch/multiprocessing/reductions\.py|_multiprocessing\.SemLock"
+      r"|in _new_shared\b|in share_memory_\b)",
+      "CPython 3.10 Lib/multiprocessing/synchronize.py SemLock.__init__ (sl = self._semlock = _multiprocessing.SemLock(...): a POSIX "
+      "semaphore in /dev/shm) and shared_memory.py / heap.py; pytorch/pytorch torch 2.13.0 torch/multiprocessing/reductions.py and "
+      "torch/storage.py _new_shared (real traceback: zoo/repro/sigwork/out_shm.txt)", whole_line=True),
+    W(Symptom.SHM_IN_USE, ("/dev/shm",), r"(?P<where>/dev/shm)\b",
+      "a path under /dev/shm in an error (CPython OSError's filename, NCCL's \"/dev/shm/nccl-XXXXXX\" segments in src/misc/shmutils.cc, "
+      "df -h /dev/shm)"),
+    # -- which GPU a process sees: device indices, MIG instances, the display watchdog ---------------------
+    W(Symptom.DEVICE_INDEX_ERROR, ("device >= 0 && device < num_gpus",),
+      r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED(?:[^\n]{0,200}?device=(?P<device>\d{1,3}), num_gpus=(?P<num_gpus>\d{1,3}))?",
+      "pytorch/pytorch aten/src/ATen/cuda/CUDAContext.cpp getDeviceProperties (1.x-2.x): AT_ASSERT(device >= 0 && device < num_gpus, "
+      "\"device=\", device, \", num_gpus=\", num_gpus) as c10's \"%s INTERNAL ASSERT FAILED at \\\"%s\\\":%d, please report a bug to "
+      "PyTorch. \" (also aten/src/ATen/Context.cpp getDefaultGenerator 1.0-1.4: AT_ASSERT(device >= 0 && device < num_gpus))"),
+    W(Symptom.DEVICE_INDEX_ERROR, ("invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_ERROR_INVALID_DEVICE", "Invalid device ordinal value"),
+      r"invalid device ordinal|cudaErrorInvalidDevice|CUDA_ERROR_INVALID_DEVICE|Invalid device ordinal value \((?P<device>\d{1,3})\)",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(101) = cudaErrorInvalidDevice \"invalid device ordinal\" (libcudart 13.0 on this "
+      "disk, as c10/cuda/CUDAException.cpp prints it: \"CUDA error: invalid device ordinal\"); driver API cuda.h CUDA_ERROR_INVALID_DEVICE; "
+      "tensorflow stream_executor \"Invalid device ordinal value (%d). Valid range is [0, %d].\""),
+    W(Symptom.DEVICE_INDEX_ERROR, ("but torch.cuda.device_count() is",),
+      r"Attempting to deserialize object on CUDA device (?P<device>\d{1,3}) but torch\.cuda\.device_count\(\) is (?P<num_gpus>\d{1,3})",
+      "pytorch/pytorch torch/serialization.py validate_cuda_device (1.x-2.x): f\"Attempting to deserialize object on CUDA device {device} "
+      "but torch.cuda.device_count() is {device_count}. Please use torch.load with map_location to map your storages to an existing device.\""),
+    W(Symptom.MIG_DEVICES, ("MIG ", "MIG-"),
+      r"\bMIG[- ](?P<profile>\d{1,2}g\.\d{1,3}gb)\b|\bUUID: (?P<mig_uuid>MIG-(?:GPU-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:/\d{1,2}/\d{1,2})?)"
+      r"|\b(?P<mig_uuid>MIG-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+      "NVIDIA MIG user guide, nvidia-smi -L on R470+: \"  MIG 3g.40gb     Device  0: (UUID: MIG-<uuid>)\" (R450: \"MIG-GPU-<uuid>/<gi>/<ci>\"); "
+      "the CUDA device name of a MIG instance (\"NVIDIA A100-SXM4-80GB MIG 3g.40gb\"); NVIDIA/k8s-device-plugin gpu-feature-discovery's "
+      "nvidia.com/gpu.product label with the single MIG strategy (\"NVIDIA-A100-SXM4-80GB-MIG-3g.40gb\")"),
+    W(Symptom.MIG_DEVICES, ("MIG devices:", "MIG M."), r"^\|\s{1,4}MIG devices:|\bMIG M\.\s{0,4}\|",
+      "nvidia-smi (R450+) device table: the \"MIG M.\" column header and the \"| MIG devices: |\" table of GPU/GI/CI instances"),
+    W(Symptom.LAUNCH_TIMEOUT, ("the launch timed out and was terminated", "cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT"),
+      r"the launch timed out and was terminated|cudaErrorLaunchTimeout|CUDA_ERROR_LAUNCH_TIMEOUT",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(702) = cudaErrorLaunchTimeout \"the launch timed out and was terminated\" (libcudart "
+      "13.0 on this disk); driver API cuda.h CUDA_ERROR_LAUNCH_TIMEOUT"),
+    W(Symptom.CUDA_UNKNOWN_ERROR, ("CUDA error: unknown error", "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN", "CUDA error = 999", "error=999"),
+      r"(?:CUDA error: unknown error|cudaErrorUnknown|CUDA_ERROR_UNKNOWN|CUDA error = 999(?!\d)|\berror=999\b)"
+      r"(?:[^\n]{0,120}?(?P<call>cuda(?:Device|Stream|Event)Synchronize|cudaMemcpy\w{0,12}|synchronize))?",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(999) = cudaErrorUnknown \"unknown error\" (libcudart 13.0 on this disk) as "
+      "pytorch c10/cuda/CUDAException.cpp prints it (\"CUDA error: unknown error\"); cuda-samples helper_cuda.h check() \"CUDA error at "
+      "%s:%d code=%d(%s) \\\"%s\\\"\"; rogerallen/raytracinginoneweekendincuda main.cu check_cuda: std::cerr << \"CUDA error = \" << "
+      "static_cast<unsigned int>(result) << \" at \" << file << \":\" << line << \" '\" << func"),
+    W(Symptom.WINDOWS_HOST, (":\\", ".exe", "WDDM", "win_amd64", "win32"),
+      r"(?<![\w])(?P<where>[A-Z]:\\(?:[\w .()-]{1,60}\\){0,12}[\w .()-]{0,60})|\b(?P<where>[\w-]{1,60}\.exe)\b|\b(?P<where>WDDM|win_amd64|win32)\b",
+      "Windows paths in CPython tracebacks (File \"C:\\...\\x.py\"), program names (python.exe, nvcc.exe) and nvidia-smi on Windows (the "
+      "driver model column: WDDM/TCC); wheel tags win_amd64/win32 in pip's output"),
+    # -- GPU memory of a serving engine: out of memory, and the CUDA graphs it captures --------------------
+    W(Symptom.GPU_OOM, ("CUDA out of memory. Tried to allocate", "HIP out of memory. Tried to allocate"),
+      r"(?:CUDA|HIP) out of memory\. Tried to allocate (?P<requested>\d{1,6}(?:\.\d{1,3})? [KMGT]?i?B)(?:\. GPU (?P<device>\d{1,3}) has a total "
+      r"capaci?ty of (?P<total>\d{1,6}(?:\.\d{1,3})? [KMGT]?i?B) of which (?P<free>\d{1,6}(?:\.\d{1,3})? (?:bytes|[KMGT]i?B)) is free)?",
+      "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: \"CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s "
+      "of which %s is free. \" (2.1+; 2.1 spells it \"capacty\") and \"CUDA out of memory. Tried to allocate %s (GPU %d; %s total capacity; "
+      "...)\" (1.x-2.0)"),
+    W(Symptom.GPU_OOM, ("CUDA error: out of memory", "cudaErrorMemoryAllocation"), r"CUDA error: out of memory|cudaErrorMemoryAllocation",
+      "CUDA runtime cudaGetErrorName/cudaGetErrorString(2) = cudaErrorMemoryAllocation \"out of memory\" (libcudart 13.0 on this disk) as "
+      "pytorch c10/cuda/CUDAException.cpp prints it: \"CUDA error: out of memory\""),
+    W(Symptom.CUDA_GRAPH_CAPTURE, ("Capturing the model for CUDA graphs", "Graph capturing finished in", "Capturing CUDA graph",
+                                   "Capture cuda graph begin"),
+      r"Capturing the model for CUDA graphs|Graph capturing finished in \d{1,6} secs(?:, took (?P<graph_gib>[\d.]{1,8}) GiB)?|Capturing CUDA graphs?"
+      r"|Capture cuda graph begin(?:[^\n]{0,80}?avail mem=(?P<avail_gb>[\d.]{1,8}) GB)?",
+      "vllm-project/vllm v0.6.3 vllm/worker/model_runner.py capture_model: logger.info(\"Capturing the model for CUDA graphs. This may lead "
+      "to unexpected consequences ...\") and \"CUDA graphs can take additional 1~3 GiB memory per GPU\"; vllm/v1/worker/gpu_model_runner.py "
+      "(V1): \"Graph capturing finished in %.0f secs, took %.2f GiB\" after its \"Capturing CUDA graphs\" progress bar; sgl-project/sglang "
+      "python/sglang/srt/model_executor/model_runner.py: f\"Capture cuda graph begin. This can take up to several minutes. avail "
+      "mem={before_mem:.2f} GB\""),
+    W(Symptom.EVAL_FRAME, ("in evaluate", "in evaluation_loop", "in prediction_step", "in _maybe_log_save_evaluate"),
+      r"^\s{0,8}File \"[^\"\n]{0,300}transformers/trainer\.py\", line \d{1,6}, in (?P<function>evaluate|evaluation_loop|prediction_step|_maybe_log_save_evaluate)\s{0,4}$",
+      "huggingface/transformers v4.40.0 src/transformers/trainer.py: the frames of Trainer.evaluate (line 3467 output = eval_loop(...)), "
+      "evaluation_loop (3650 self.prediction_step(...)) and prediction_step (3846 outputs = model(**inputs)), called from "
+      "_maybe_log_save_evaluate (2662)", whole_line=True),
+    W(Symptom.EVAL_FRAME, ("in validat", "in evaluat", "in eval", "in val_", "in test_step", "in _evaluation_loop", "in _run_validation"),
+      r"^\s{0,8}File \"[^\"\n]{1,300}\", line \d{1,6}, in (?P<function>validate\w{0,20}|validation_step|val_step|val_epoch\w{0,10}|test_step|"
+      r"evaluate\w{0,20}|evaluation\w{0,20}|eval(?:_\w{1,20})?|_evaluation_loop|_run_validation\w{0,20})\s{0,4}$",
+      "pytorch/examples imagenet/main.py validate(val_loader, model, criterion, args) and PyTorch Lightning's LightningModule."
+      "validation_step / test_step hooks (run by loops/evaluation_loop.py _evaluation_loop): the frame a CPython traceback prints "
+      "(\"  File \\\"%s\\\", line %d, in %s\")", whole_line=True),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
-      r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})"
+      r"(?:, TensorShape=\[[^\]\n]{0,200}\])?(?:, NumelIn=(?P<numel_in>-?\d{1,15}))?[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
       "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: \"Watchdog caught collective operation timeout: \" + WorkNCCL's "
       "repr: \"WorkNCCL(OpType=..., Timeout(ms)=...)\" (1.10-1.12), \"WorkNCCL(SeqNum=..., OpType=..., ..., Timeout(ms)=...)\" (1.13-2.x)"),
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",), r"Watchdog caught collective operation timeout:?\s{0,4}$",
@@ -362,6 +731,112 @@ WORDINGS: tuple[Wording, ...] = (
       "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\""),
     W(Symptom.COLLECTIVE_TIMEOUT, ("Timed out waiting",), r"\] Timed out waiting (?P<timeout_ms>\d{1,12})ms for (?:recv|send) operation to complete",
       "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc: GLOO_ENFORCE \"Timed out waiting \", timeout.count(), \"ms for recv operation to complete\""),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("] Caught collective operation timeout: ",),
+      r"\] Caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})[^\n]{0,400}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (1.11-2.1) WorkNCCL::synchronizeInternal under NCCL_BLOCKING_WAIT=1: "
+      "c10::str(\"[Rank \", rank_, \"] \", \"Caught collective operation timeout: \", (*this), \" ran for \", ..., \" milliseconds before timing out.\")"),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("WorkNCCL(",),
+      r"^\s{0,8}WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?[^\n]{0,40}?OpType=(?P<op_type>\w{1,40})(?:, TensorShape=\[[^\]\n]{0,200}\])?"
+      r"(?:, NumelIn=(?P<numel_in>-?\d{1,15}))?[^\n]{0,300}?Timeout\(ms\)=(?P<timeout_ms>\d{1,12})",
+      "pytorch/pytorch ProcessGroupNCCL.cpp (1.11-2.x): the watchdog line's WorkNCCL repr (\"WorkNCCL(SeqNum=, OpType=, NumelIn=, NumelOut=, "
+      "Timeout(ms)=)\" 2.2+) wrapped onto a line of its own after \"Watchdog caught collective operation timeout:\""),
+    W(Symptom.COLLECTIVE_TIMEOUT, (" failed to pass monitoredBarrier in ", " timed out in monitoredBarrier after "),
+      r"Ranks? (?P<missing_ranks>\d{1,7}(?:, \d{1,7}){0,64}) failed to pass monitoredBarrier in (?P<timeout_ms>\d{1,12}) ms"
+      r"|Rank \d{1,7} timed out in monitoredBarrier after (?P<timeout_ms>\d{1,12}) ms",
+      "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp monitoredBarrier (1.10-2.13): \"Ranks \" ranksStr \" failed to pass "
+      "monitoredBarrier in \" ms \" ms\" on rank 0 and \"Rank \" r \" timed out in monitoredBarrier after \" ms \" ms.\" (strings of "
+      "libtorch_cpu.so 2.13.0; recorded: corpus/cpu/gloo_monitored_barrier.log)", given=(("op_type", "BARRIER"),)),
+    W(Symptom.COLLECTIVE_TIMEOUT, ("in store based barrier on rank",),
+      r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d{1,7}), for key: \S{1,200} "
+      r"\(world_size=(?P<nranks>\d{1,7}), (?:worker_count|num_workers_joined)=(?P<joined>\d{1,7})",
+      "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier: \"Timed out initializing process group in store based "
+      "barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})\" (1.8-1.13) and \"... on rank {rank}, for key: "
+      "{store_key} (world_size={world_size}, num_workers_joined={worker_count}, timeout={timeout} error={e})\" (2.0+)",
+      given=(("op_type", "BARRIER"),)),
+    # -- what the ranks were doing before a collective timed out: each rank's own work that the others
+    #    wait for in their next collective (the collective-timeout causes read these) ------------------
+    W(Symptom.DATA_PREPARATION, ("Map:", "Map (num_proc=", "Filter:", "Filter (num_proc="),
+      r"(?<![\w-])(?P<what>Map|Filter)(?: \(num_proc=\d{1,4}\))?:\s{0,3}\d{1,3}%\|",
+      "huggingface/datasets 2.14.0 src/datasets/arrow_dataset.py: map's tqdm desc=desc or \"Map\", (desc or \"Map\") + f\" (num_proc={num_proc})\", "
+      "filter's desc or \"Filter\", printed by tqdm's l_bar \"{desc}: {percentage:3.0f}%|\"", given=(("kind", "dataset-map"),)),
+    W(Symptom.DATA_PREPARATION, ("Running tokenizer on dataset", "Grouping texts in chunks of", "Running tokenizer on train dataset"),
+      r"(?P<what>Running tokenizer on (?:train |validation |prediction )?dataset|Grouping texts in chunks of \d{1,7})",
+      "huggingface/transformers examples/pytorch/language-modeling/run_clm.py and run_mlm.py (4.12+): raw_datasets.map(..., desc=\"Running "
+      "tokenizer on dataset\") and desc=f\"Grouping texts in chunks of {block_size}\" (copied by many training scripts)",
+      given=(("kind", "dataset-map"),)),
+    W(Symptom.DATA_PREPARATION, ("main_process_first", "_goes_first"), r"(?:, in |\.)(?P<what>main_process_first|_goes_first)\b",
+      "huggingface/transformers 4.36.0 src/transformers/training_args.py TrainingArguments.main_process_first: the replicas wait in "
+      "dist.barrier() while the main process works; huggingface/accelerate 0.25.0 src/accelerate/state.py main_process_first -> "
+      "_goes_first -> wait_for_everyone (frames and the `with ...main_process_first(...)` line of a traceback)",
+      given=(("kind", "barrier"),)),
+    W(Symptom.PROGRESS_BAR, ("%|",),
+      r"(?:(?P<desc>[^\n:|\r]{1,80}):\s{0,3})?(?P<percent>\d{1,3})%\|[^\n|]{0,200}\|\s{0,2}(?P<done>[\d.]{1,24}[kMGTPEZY]?)/(?P<total>[\d.]{1,24}[kMGTPEZY]?)"
+      r"\s{0,2}\[(?P<elapsed_s>(?:\d{1,5}d, )?(?:\d{1,5}:)?\d{1,3}:\d\d)<",
+      "tqdm/tqdm tqdm/std.py format_meter (4.19-4.70.1): l_bar \"{desc}: {percentage:3.0f}%|\", r_bar \"| {n_fmt}/{total_fmt} "
+      "[{elapsed}<{remaining}, {rate_fmt}{postfix}]\", elapsed by format_interval \"[H:]MM:SS\" (recorded with tqdm 4.70.1: "
+      "corpus/cpu/gloo_stall_progress.log)"),
+    W(Symptom.EVALUATION_STARTED, ("***** Running Evaluation *****", "***** Running Prediction *****"),
+      r"\*{5} Running (?P<what>Evaluation|Prediction) \*{5}",
+      "huggingface/transformers 4.36.0 src/transformers/trainer.py evaluation_loop/prediction_loop: logger.info(f\"***** Running "
+      "{description} *****\") with description \"Evaluation\" (Trainer.evaluate) or \"Prediction\" (4.0+)"),
+    W(Symptom.EVALUATION_STARTED, ("Evaluat", "evaluat", "EVALUAT", "Validat", "validat", "VALIDAT"),
+      r"^[\s#>*=\[(-]{0,8}(?:(?:start(?:ing|ed)?|begin(?:ning)?|running|run)\s{1,3}(?:of\s{1,3}|the\s{1,3})?)?"
+      r"(?P<what>evaluat(?:e|ion|ing)|validat(?:e|ion|ing))\b(?:\s{1,3}(?:the\s{1,3})?(?:results?|model|loop|set|epoch(?:\s{1,2}\d{1,6})?))?"
+      r"\s{0,3}(?:\.{1,3}|:|!)?[\s\])=*-]{0,8}$",
+      "users' training scripts as their logs show them in public issue threads of pytorch/pytorch and huggingface/accelerate "
+      "(\"Evaluating...\", \"Start of validation\", \"Running evaluation\" printed before a rank-0-only eval block)", ignore_case=True),
+    W(Symptom.EVALUATION_STARTED, ("Validation DataLoader ", "Testing DataLoader ", "Validation:", "Testing:"),
+      r"(?<![\w-])(?P<what>Validation|Testing)(?: DataLoader \d{1,3})?:\s{0,3}\d{1,3}%\|",
+      "Lightning-AI/pytorch-lightning 2.1.0 src/lightning/pytorch/callbacks/progress/tqdm_progress.py: the validation bar's "
+      "desc=self.validation_description (\"Validation\", progress_bar.py) then set_description(f\"{desc} DataLoader {dataloader_idx}\"), "
+      "the test bar's \"Testing\" / f\"{self.test_description} DataLoader {dataloader_idx}\", in tqdm's l_bar"),
+    W(Symptom.EVALUATION_STARTED, ("***** Evaluating perplexity",), r"\*{5} (?P<what>Evaluating perplexity)",
+      "deepspeedai/DeepSpeedExamples applications/DeepSpeed-Chat training/step1_supervised_finetuning/main.py: print_rank_0(f\"***** "
+      "Evaluating perplexity, Epoch {epoch+1}/{args.num_train_epochs} *****\", args.global_rank)"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving model checkpoint to ",), r"Saving model checkpoint to (?P<path>\S{1,300})",
+      "huggingface/transformers 4.36.0 src/transformers/trainer.py Trainer._save: logger.info(f\"Saving model checkpoint to {output_dir}\") (4.x)"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving model checkpoint: ", "is about to be saved!"),
+      r"Saving model checkpoint: (?P<path>\S{1,300})|\[Torch\] Checkpoint (?P<path>\S{1,200}) is about to be saved!",
+      "deepspeedai/DeepSpeed 0.12.6 deepspeed/runtime/engine.py _save_checkpoint: logger.info(f'Saving model checkpoint: {save_path}') and "
+      "deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py: log_dist(f\"[Torch] Checkpoint {tag} is about to be saved!\")"),
+    W(Symptom.CHECKPOINT_SAVING, (", saving model to ",), r", saving model to (?P<path>'[^'\n]{1,300}'|\S{1,300}) as top \d{1,4}",
+      "Lightning-AI/pytorch-lightning 2.1.0 src/lightning/pytorch/callbacks/model_checkpoint.py _update_best_and_save (verbose=True): "
+      "rank_zero_info(f\"Epoch {epoch:d}, global step {step:d}: {self.monitor!r} reached {current:0.5f} (best {...}), saving model to "
+      "{filepath!r} as top {k}\")"),
+    W(Symptom.CHECKPOINT_SAVING, ("Saving checkpoint", "Saving model", "Saving the model", "Saving ckpt"),
+      r"^[\s#>*=\[(-]{0,8}Saving (?:the )?(?:model(?! checkpoint\b)|checkpoint|ckpt)s?\b(?:\s{1,3}(?:checkpoint\s{1,3})?(?:to|at|in)\s{1,3}(?P<path>\S{1,300}))?",
+      "users' training scripts as their logs show them in public issue threads of pytorch/pytorch and huggingface/accelerate "
+      "(\"Saving checkpoint to ...\", \"Saving model...\"; recorded: corpus/cpu/prepare_evaluate_save_ok.log)"),
+    W(Symptom.TRACE_CACHE_INVALIDATED, ("Invalidate trace cache @ step ",),
+      r"Invalidate trace cache @ step (?P<step>\d{1,12})(?: and module \d{1,9})?: (?:expected module (?P<expected_module>\d{1,9}), "
+      r"but got module (?P<got_module>\d{1,9})|cache has only \d{1,9} modules)",
+      "deepspeedai/DeepSpeed deepspeed/runtime/zero/partitioned_param_coordinator.py trace_prologue: print_rank_0(f\"Invalidate trace cache "
+      "@ step {self.__step_id}: expected module {expected_module_id}, but got module {sub_module.id}\") (0.8.3; force=True in 0.12.6, "
+      "sub_module.ds_id and force=self.__log_trace_cache_warnings in 0.16.4) and \"Invalidate trace cache @ step {step} and module {id}: "
+      "cache has only {n} modules\" (0.12.6, 0.16.4)"),
+    W(Symptom.UNEVEN_INPUTS, ("Length of IterableDataset ",),
+      r"Length of IterableDataset [^\n]{1,300}? was reported to be (?P<reported>\d{1,12}) ?\(when accessing len\(dataloader\)\), but "
+      r"(?P<fetched>\d{1,12}) samples have been fetched",
+      "pytorch/pytorch torch/utils/data/dataloader.py _BaseDataLoaderIter.__next__: warnings.warn(f\"Length of IterableDataset {...} was reported "
+      "to be {...}(when accessing len(dataloader)), but {...} samples have been fetched. \") (2.13.0; a space before '(' in 1.x)",
+      given=(("kind", "iterable-dataset-length"),)),
+    W(Symptom.UNEVEN_INPUTS, ("exhausted all inputs", "Detected at least one rank that exhausted inputs"),
+      r"Rank (?P<rank>\d{1,7}) exhausted all inputs|Detected at least one rank that exhausted inputs",
+      "pytorch/pytorch torch/distributed/algorithms/join.py (1.10-2.13): RuntimeError(f\"Rank {self._rank} exhausted all inputs.\") and "
+      "\"Detected at least one rank that exhausted inputs. Throwing across all ranks.\" (Join(throw_on_early_termination=True))",
+      given=(("kind", "join"),)),
+    W(Symptom.UNEVEN_INPUTS, ("uneven", "Uneven", "unequal", "Unequal", "different number of", "Different number of", "have any batch",
+                              "out of data", "out of batches", "no more batches", "fewer batches"),
+      r"\b(?:uneven|unequal)\s{1,3}(?:data|inputs?|shards?|splits?|batch(?:es)?|number of (?:batches|samples|steps))\b"
+      r"|\bdifferent numbers? of (?:batches|steps|iterations|samples)\b|\b(?:does not|doesn't|did not|didn't) have (?:any )?(?:more )?batch(?:es)?\b"
+      r"|\bru(?:n|ns|an) out of (?:data|batches|samples)\b|\bno more batches\b|\bfewer batches\b",
+      "users' notes in pasted logs in public issue threads of pytorch/pytorch and Lightning-AI/pytorch-lightning (\"rank 1 does not "
+      "have any batches\", \"uneven inputs across ranks\")", ignore_case=True, given=(("kind", "note"),)),
+    W(Symptom.STEP_LOGGED, ("step", "Step", "batch", "Batch", "iter", "Iter"),
+      r"(?:\b[Rr]ank[ _:\[]{0,2}(?P<rank>\d{1,6})\]?[^\n]{0,80}?)?(?:\b[Ee]poch[ :=\[]{0,2}(?P<epoch>\d{1,6})\b[^\n]{0,40}?)?"
+      r"\b(?:step|Step|batch|Batch|iter|Iter|iteration|Iteration)(?: number)?[ :=#\[]{0,3}(?P<step>\d{1,9})\b",
+      "users' per-rank progress prints in public issue threads of pytorch/pytorch (\"rank 0: epoch 0 step 2 loss ...\", \"[rank 1] batch "
+      "41\"; the rank from the text or the line's rank prefix); recorded: corpus/cpu/timeout_uneven_iterable.log and zoo/scenarios/_train.py's \"rank N: step K loss ...\""),
     W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen"),
       r"^[\s#>/*<(\[.-]{0,8}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
       r"(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled)"
