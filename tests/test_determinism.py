@@ -100,3 +100,21 @@ def test_lint_reports_nothing_under_load():
     with every_core_busy():
         report = lint(signatures_dir())
     assert report.errors == []
+
+
+def test_a_library_built_from_the_files_equals_the_one_its_cache_gives(tmp_path, monkeypatch):
+    """A first run builds the library from the files, later runs read it from the cache (JSON with
+    sorted keys): the rules must be the same, dict order included, or the first diagnosis of a changed
+    library differed from the next (a fix's environment variables came out in another order)."""
+    from mltriage import library as lib
+
+    monkeypatch.setenv("MLTRIAGE_CACHE_DIR", str(tmp_path))
+    root = signatures_dir()
+    built = lib._build(root, lib.signature_files(root))
+    key = lib._fingerprint(root, lib.signature_files(root))
+    lib._write_cache(tmp_path / "library.json", built, key)
+    cached = lib._read_cache(tmp_path / "library.json", root, key)
+    assert cached is not None and list(cached.rules) == list(built.rules)
+    for rule_id, rule in built.rules.items():
+        other = cached.rules[rule_id]
+        assert rule == other and json.dumps(rule.to_plain()) == json.dumps(other.to_plain()), rule_id

@@ -294,8 +294,16 @@ def _build(root: Path, files: list[Path]) -> Library:
             continue
         rule = Rule.from_signature(sig, path)
         not_run += _drop_super_linear(rule)
-        rules[sig.id] = rule
+        rules[sig.id] = _as_cached(rule)
     return Library(rules=rules, root=root, problems=problems, not_run=not_run)
+
+
+def _as_cached(rule: Rule) -> Rule:
+    """The rule as the cache gives it back (its JSON has sorted keys, so a dict such as ``fix_env``
+    comes back in sorted order): a library built from the files and one read from a cache must give
+    the same diagnosis, in the same order, or a process's first run differs from the next."""
+    plain = json.loads(json.dumps(rule.to_plain(), sort_keys=True))
+    return Rule(**dict(plain, path=rule.path))
 
 
 def _drop_super_linear(rule: Rule) -> list[str]:
