@@ -111,6 +111,7 @@ def test_a_library_built_from_the_files_equals_the_one_its_cache_gives(tmp_path,
     monkeypatch.setenv("MLTRIAGE_CACHE_DIR", str(tmp_path))
     root = signatures_dir()
     built = lib._build(root, lib.signature_files(root))
+    assert built.not_run == []  # every shipped pattern's shape is checked, and linear
     key = lib._fingerprint(root, lib.signature_files(root))
     lib._write_cache(tmp_path / "library.json", built, key)
     cached = lib._read_cache(tmp_path / "library.json", root, key)

@@ -104,6 +104,19 @@ def test_a_pattern_of_a_super_linear_shape_is_never_run_and_the_line_still_yield
     assert any("super-linear shape" in w for w in d.warnings)
 
 
+def test_a_pattern_whose_shape_cannot_be_checked_is_not_run(tmp_path):
+    """A regex-module extension (``\\p{Nd}``) is beyond the structural check: it is left out like a
+    super-linear one, since no time limit would stop it."""
+    root = tmp_path / "signatures" / "nccl"
+    root.mkdir(parents=True)
+    text = (signatures_dir() / "nccl" / "nccl-socket-connect-failed.toml").read_text()
+    unchecked = r"NCCL WARN (?:\p{Nd}|\p{Nd}\p{Nd})+$"
+    (root / "nccl-socket-connect-failed.toml").write_text(text.replace("patterns = [\n", f"patterns = [\n    '{unchecked}',\n"))
+    library = load_library(root.parent, use_cache=False)
+    assert unchecked not in library.rules["nccl-socket-connect-failed"].pattern_sources
+    assert len(library.not_run) == 1 and "cannot be checked" in library.not_run[0]
+
+
 def test_after_the_regex_budget_signatures_fire_on_their_trigger_alone(tmp_path):
     """Lines holding every trigger phrase make every pattern run on every line: the budget runs out,
     later lines still yield findings (trigger-only, 0.7 of the confidence), and the CLI says so."""

@@ -309,15 +309,20 @@ def _as_cached(rule: Rule) -> Rule:
 def _drop_super_linear(rule: Rule) -> list[str]:
     """Leave out the patterns whose shape can cost more than linear time on a long line (checked
     here, once per library build, and cached: ~1 ms a pattern); what was left out, for the warning."""
-    from mltriage.regex_shape import super_linear_shapes
+    from mltriage.regex_shape import shape_checkable, super_linear_shapes
 
     dropped = []
     for name in ("pattern_sources", "require_sources", "exclude_sources"):
-        sources = getattr(rule, name)
-        kept = [s for s in sources if not super_linear_shapes(s, rule.ignore_case)]
-        if len(kept) != len(sources):
-            dropped += [f"{rule.path}: regex {s!r} has a super-linear shape: not run" for s in sources if s not in kept]
-            setattr(rule, name, kept)
+        kept = []
+        for source in getattr(rule, name):
+            if not shape_checkable(source, rule.ignore_case):
+                dropped.append(f"{rule.path}: regex {source!r} has a super-linear shape or one that cannot be checked "
+                               "(a regex-module extension): not run")
+            elif super_linear_shapes(source, rule.ignore_case):
+                dropped.append(f"{rule.path}: regex {source!r} has a super-linear shape: not run")
+            else:
+                kept.append(source)
+        setattr(rule, name, kept)
     return dropped
 
 

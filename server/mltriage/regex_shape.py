@@ -314,7 +314,7 @@ def _text_of(chars: frozenset[str], low: int, high: int, op) -> str:
 
 def super_linear_shapes(source: str, ignore_case: bool = False) -> list[Shape]:
     """The quadratic (adjacent) and exponential (nested) shapes of a pattern; [] when it has none
-    or when the standard parser cannot read it (a regex-module extension: the timed check judges it)."""
+    or when the standard parser cannot read it (see ``shape_checkable``: the library does not run such a pattern)."""
     try:
         parsed = P.parse(source, C.SRE_FLAG_IGNORECASE if ignore_case else 0)
     except (re.error, RecursionError, OverflowError):
@@ -324,4 +324,14 @@ def super_linear_shapes(source: str, ignore_case: bool = False) -> list[Shape]:
     return walker.shapes
 
 
-__all__ = ["LONG", "Shape", "ShapeKind", "super_linear_shapes"]
+def shape_checkable(source: str, ignore_case: bool = False) -> bool:
+    """Whether the standard parser reads the pattern, so that ``super_linear_shapes`` can judge it (a
+    regex-module extension such as ``\\p{L}`` cannot be judged: the library does not run it)."""
+    try:
+        P.parse(source, C.SRE_FLAG_IGNORECASE if ignore_case else 0)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+__all__ = ["LONG", "Shape", "ShapeKind", "shape_checkable", "super_linear_shapes"]
