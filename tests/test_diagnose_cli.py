@@ -193,6 +193,9 @@ def test_a_backtracking_regex_costs_a_warning_not_a_hang(tmp_path):
     log = tmp_path / "dmesg.log"
     line = "Out of memory: Killed process 48213 (python)" + " " * 20_000 + "constraint!"
     log.write_text(line + "\n")
-    r = run_cli("diagnose", str(log), "--json", env={"MLTRIAGE_SIGNATURES": str(root)}, timeout=60)
+    r = run_cli("diagnose", str(log), "--json", env={"MLTRIAGE_SIGNATURES": str(root), "MLTRIAGE_CACHE_DIR": str(tmp_path / "cache")},
+                timeout=60)
     doc = json.loads(r.stdout)
-    assert any("time limit" in w for w in doc["warnings"]), doc["warnings"]
+    # the pattern's shape is found when the library is built: it is never run, and the signature's other patterns are
+    assert any("super-linear shape" in w for w in doc["warnings"]), doc["warnings"]
+    assert [f["signature"] for f in doc["findings"]] == ["host-oom-killer"]  # (from its trigger phrase: no facts on this line)

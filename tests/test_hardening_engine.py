@@ -1,8 +1,8 @@
 """Issue 13 items 8, 12 and 13 in the engine: adversarial lines, the library fingerprint, the hit cap.
 
 Item 8: patterns that backtracked on 64 KB lines are caught by lint's adversarial generator and
-fixed; a line whose regex runs out of time (or arrives after the diagnosis' regex budget is
-spent) still yields its finding from the trigger phrase. Item 12: a diagnosis reads no signature
+fixed; a line whose pattern is never run (its shape is super-linear) or that arrives after the
+diagnosis' regex work budget is spent still yields its finding from the trigger phrase. Item 12: a diagnosis reads no signature
 file again once the library is loaded (the fingerprint is checked by size and mtime). Item 13:
 the cap on kept hits never drops a rank's first error.
 """
@@ -82,17 +82,39 @@ def test_word_characters_before_the_phrase_no_longer_cost_the_facts():
     assert found and found[0].rank == 3 and found[0].facts.get("reason") == "Connection refused"
 
 
-def test_a_line_whose_search_times_out_still_yields_its_finding_from_the_trigger():
+def test_a_pattern_of_a_super_linear_shape_is_never_run_and_the_line_still_yields_its_finding(tmp_path):
     """A signature file outside the shipped library may hold any regex: one that backtracks
-    exponentially times out, and the line still yields the finding (trigger-only, no facts)."""
-    path = signatures_dir() / "nccl" / "nccl-socket-connect-failed.toml"
-    rule, _ = _rule_with(path, r"NCCL WARN (?:\d|\d\d)+$")  # 2^n ways to split n digits
-    library = Library(rules={rule.id: rule}, root=signatures_dir())
+    exponentially (2^60 ways to split 60 digits: it would not finish) is found by its shape when the
+    library is built and never run, and the line still yields the finding (trigger-only, no facts).
+    No time limit decides it, so a busy machine finds the same."""
+    root = tmp_path / "signatures" / "nccl"
+    root.mkdir(parents=True)
+    text = (signatures_dir() / "nccl" / "nccl-socket-connect-failed.toml").read_text()
+    exponential = r"NCCL WARN (?:\d|\d\d)+$"
+    assert text.count("patterns = [\n") == 1
+    (root / "nccl-socket-connect-failed.toml").write_text(text.replace("patterns = [\n", f"patterns = [\n    '{exponential}',\n"))
+    library = load_library(root.parent, use_cache=False)
+    rule = library.rules["nccl-socket-connect-failed"]
+    assert exponential not in rule.pattern_sources and rule.pattern_sources
+    assert library.not_run == [f"{rule.path}: regex {exponential!r} has a super-linear shape: not run"]
     line = "NCCL WARN " + "1" * 60 + "! socketStartConnect: exceeded error retry count\n"
     d = diagnose_text(line, library=library)
     found = [f for f in d.findings if f.signature == rule.id]
     assert found and found[0].confidence == rule.confidence * 0.7 and not found[0].facts.get("reason")
-    assert any("time limit" in w for w in d.warnings)
+    assert any("super-linear shape" in w for w in d.warnings)
+
+
+def test_a_pattern_whose_shape_cannot_be_checked_is_not_run(tmp_path):
+    """A regex-module extension (``\\p{Nd}``) is beyond the structural check: it is left out like a
+    super-linear one, since no time limit would stop it."""
+    root = tmp_path / "signatures" / "nccl"
+    root.mkdir(parents=True)
+    text = (signatures_dir() / "nccl" / "nccl-socket-connect-failed.toml").read_text()
+    unchecked = r"NCCL WARN (?:\p{Nd}|\p{Nd}\p{Nd})+$"
+    (root / "nccl-socket-connect-failed.toml").write_text(text.replace("patterns = [\n", f"patterns = [\n    '{unchecked}',\n"))
+    library = load_library(root.parent, use_cache=False)
+    assert unchecked not in library.rules["nccl-socket-connect-failed"].pattern_sources
+    assert len(library.not_run) == 1 and "cannot be checked" in library.not_run[0]
 
 
 def test_after_the_regex_budget_signatures_fire_on_their_trigger_alone(tmp_path):
@@ -108,7 +130,7 @@ def test_after_the_regex_budget_signatures_fire_on_their_trigger_alone(tmp_path)
     elapsed = time.perf_counter() - started
     assert r.returncode == 1, r.stderr.decode()
     doc = json.loads(r.stdout)
-    assert any("regex time budget was spent" in w for w in doc["warnings"]), doc["warnings"]
+    assert any("regex work budget (characters searched) was spent" in w for w in doc["warnings"]), doc["warnings"]
     assert elapsed < 60  # generous: the budget bounds it to a few seconds on a busy machine
     rank5 = [f for f in doc["findings"] if f["rank"] == 5]
     assert rank5 and rank5[0]["signature"] == "python-unhandled-exception"
@@ -163,7 +185,7 @@ def test_a_diagnosis_reads_no_signature_file_once_the_library_is_loaded(tmp_path
 
 
 def test_no_regex_in_the_engine_runs_on_log_text_without_a_bound():
-    """The engine's own patterns: every one is on the regex module (timeouts) or is anchored with
+    """The engine's own patterns: every one is on the regex module (linear, tests/test_regex_shape.py) or is anchored with
     only bounded repetitions (the prefix parser and torchrun's summary lines, kept on re for speed)."""
     from mltriage.engine import launcher, prefixes, run_facts, tracebacks
 

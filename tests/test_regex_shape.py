@@ -26,6 +26,8 @@ from mltriage.regex_shape import super_linear_shapes
     r"a.*.*b",
     r"(?:\w+\s?)+$",  # nested: exponential
     r"(?i)X[A-Z]+[a-z]*!",  # overlapping once case is ignored
+    r"NCCL WARN (?:\d|\d\d)+$",  # overlapping alternatives repeated: 2^n splits of n digits
+    r"(?:ab|a|b)+c",  # "ab" is one iteration or two
 ])
 def test_super_linear_shapes_are_found(pattern):
     assert super_linear_shapes(pattern), pattern
@@ -41,6 +43,8 @@ def test_super_linear_shapes_are_found(pattern):
     r"\s*(?P<detail>.+)",  # the second ends the pattern: its first try succeeds
     r"X[A-Z]+[a-z]*!",  # disjoint while case matters
     r"(?:\d{1,3}\.){3}\d{1,3}",  # every iteration ends in a mandatory separator
+    r"(?:[^:\n]|::){1,800}?: block",  # alternatives that cannot start alike: one way to split a run
+    r"(?:\d|\d\d){1,4}x",  # a few iterations: a bounded factor
 ])
 def test_linear_shapes_pass(pattern):
     assert super_linear_shapes(pattern) == [], pattern

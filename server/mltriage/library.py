@@ -6,6 +6,9 @@ the validated library is cached as plain JSON keyed by a hash of every file's pa
 JSON file, never pydantic. Regexes are compiled lazily, the first time a
 trigger of their signature shows up in a log. Malformed files never stop a diagnosis: they are
 skipped and reported in ``Library.problems`` (``mltriage signatures lint`` names file and field).
+A pattern of a super-linear shape (``mltriage.regex_shape``) is never run: its signature keeps its
+other patterns and its trigger phrases, and ``Library.not_run`` says so. That bounds every search's
+work by its input (no search has a time limit: output is a function of the input).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from mltriage import __version__
 if TYPE_CHECKING:
     from mltriage.schema import Signature
 
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8  # 8: patterns of a super-linear shape are left out at build (Library.not_run)
 
 
 def signatures_dir() -> Path:
@@ -181,6 +184,7 @@ class Library:
     rules: dict[str, Rule]
     root: Path
     problems: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)  # patterns left out for a super-linear shape
 
     def get(self, signature_id: str) -> Rule | None:
         return self.rules.get(signature_id)
@@ -278,6 +282,7 @@ def validate_file(path: Path) -> "Signature":
 def _build(root: Path, files: list[Path]) -> Library:
     rules: dict[str, Rule] = {}
     problems: list[str] = []
+    not_run: list[str] = []
     for path in files:
         try:
             sig = validate_file(path)
@@ -287,8 +292,38 @@ def _build(root: Path, files: list[Path]) -> Library:
         if sig.id in rules:
             problems.append(f"{path}: field 'id': duplicate id {sig.id!r} (also in {rules[sig.id].path})")
             continue
-        rules[sig.id] = Rule.from_signature(sig, path)
-    return Library(rules=rules, root=root, problems=problems)
+        rule = Rule.from_signature(sig, path)
+        not_run += _drop_super_linear(rule)
+        rules[sig.id] = _as_cached(rule)
+    return Library(rules=rules, root=root, problems=problems, not_run=not_run)
+
+
+def _as_cached(rule: Rule) -> Rule:
+    """The rule as the cache gives it back (its JSON has sorted keys, so a dict such as ``fix_env``
+    comes back in sorted order): a library built from the files and one read from a cache must give
+    the same diagnosis, in the same order, or a process's first run differs from the next."""
+    plain = json.loads(json.dumps(rule.to_plain(), sort_keys=True))
+    return Rule(**dict(plain, path=rule.path))
+
+
+def _drop_super_linear(rule: Rule) -> list[str]:
+    """Leave out the patterns whose shape can cost more than linear time on a long line (checked
+    here, once per library build, and cached: ~1 ms a pattern); what was left out, for the warning."""
+    from mltriage.regex_shape import shape_checkable, super_linear_shapes
+
+    dropped = []
+    for name in ("pattern_sources", "require_sources", "exclude_sources"):
+        kept = []
+        for source in getattr(rule, name):
+            if not shape_checkable(source, rule.ignore_case):
+                dropped.append(f"{rule.path}: regex {source!r} has a super-linear shape or one that cannot be checked "
+                               "(a regex-module extension): not run")
+            elif super_linear_shapes(source, rule.ignore_case):
+                dropped.append(f"{rule.path}: regex {source!r} has a super-linear shape: not run")
+            else:
+                kept.append(source)
+        setattr(rule, name, kept)
+    return dropped
 
 
 _LOADED: dict[str, Library] = {}
@@ -335,7 +370,7 @@ def _read_cache(path: Path, root: Path, key: str) -> Library | None:
         for r in plain["rules"]:
             r = dict(r, path=str(root / r["path"]))  # cached paths are relative to the library
             rules[r["id"]] = Rule(**r)
-        return Library(rules=rules, root=root, problems=list(plain["problems"]))
+        return Library(rules=rules, root=root, problems=list(plain["problems"]), not_run=list(plain.get("not_run", [])))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -345,6 +380,7 @@ def _write_cache(cache_file: Path, library: Library, key: str) -> None:
         "key": key,
         "rules": [dict(r.to_plain(), path=str(Path(r.path).relative_to(library.root))) for r in library.rules.values()],
         "problems": library.problems,
+        "not_run": library.not_run,
     }
     try:
         data = json.dumps(payload, indent=None, sort_keys=True).encode("utf-8")

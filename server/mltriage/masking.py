@@ -29,8 +29,6 @@ not once per match). ``RuleSet.work`` counts the characters read, for tests.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import hashlib
 import json
@@ -85,8 +83,10 @@ def shannon_entropy(text: str) -> float:
 def _basic_credentials(secret: str) -> bool:
     """HTTP Basic credentials are base64 of ``user:password``."""
     try:
+        import base64  # (only here: start-up)
+
         decoded = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
+    except ValueError:  # (binascii.Error is a ValueError)
         return False
     return ":" in decoded and decoded.isprintable()
 

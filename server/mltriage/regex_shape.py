@@ -27,6 +27,7 @@ from enum import Enum
 # flagged when both exceed LONG characters, so the cost grows with the square of a run (a bounded
 # side, such as `[^\n]{3,160}?`, keeps it linear in the line).
 LONG = 256
+AMBIGUOUS_ITERATIONS = 16  # a repetition of overlapping alternatives this long can split a run 2^16 ways
 UNBOUNDED = 1 << 20  # what *, + and {n,} count as (longer than any line the scanner matches: 16 KiB)
 
 _PROBES = "".join(chr(c) for c in range(128)) + "é中ßÅ٣\u00a0\u2003\u2028"
@@ -65,6 +66,7 @@ class Info:
 class ShapeKind(Enum):
     ADJACENT = "adjacent"  # side by side in one sequence: quadratic
     NESTED = "nested"  # the end of an iteration against the start of the next: exponential
+    AMBIGUOUS = "ambiguous"  # alternatives of one repeated body that match the same text: exponential
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,9 @@ class Shape:
     right: str
 
     def describe(self) -> str:
+        if self.kind is ShapeKind.AMBIGUOUS:
+            return (f"a repetition `{self.left}` whose alternatives can match the same text, so a run splits into "
+                    "iterations in exponentially many ways: make the alternatives start with different characters")
         if self.kind is ShapeKind.NESTED:
             return (f"a repetition whose body ends in `{self.left}` and starts again with `{self.right}`, which match "
                     "the same characters (exponential): make the separator between iterations mandatory")
@@ -147,6 +152,55 @@ def _body_chars(items, flags: int) -> tuple[frozenset[str], int] | None:
         else:
             return None
     return frozenset(chars), width
+
+
+def _alternatives(items, flags: int) -> list[tuple[frozenset[str], ...]] | None:
+    """A simple body (see ``_body_chars``) as the character sequences it can match, one set per
+    character (``\\d|\\d\\d``, which the parser stores as ``\\d(?:|\\d)``: [(d,), (d, d)]); None past 64."""
+    seqs: list[tuple[frozenset[str], ...]] = [()]
+    for op, av in items:
+        one = _set_of(op, av, flags)
+        if one is not None:
+            options = [(one,)]
+        elif op is C.BRANCH:
+            options = []
+            for alt in av[1]:
+                inner = _alternatives(alt.data, flags)
+                if inner is None:
+                    return None
+                options += inner
+        elif op is C.SUBPATTERN:
+            options = _alternatives(av[3].data, _flags(flags, av))
+            if options is None:
+                return None
+        else:
+            return None
+        seqs = [a + b for a in seqs for b in options]
+        if len(seqs) > 64:
+            return None
+    return seqs
+
+
+def _covers(short: tuple[frozenset[str], ...], long: tuple[frozenset[str], ...]) -> bool:
+    """Some string matched by ``short`` is a prefix of one matched by ``long``."""
+    return len(short) <= len(long) and all(a & b for a, b in zip(short, long))
+
+
+def _ambiguous(items, flags: int) -> bool:
+    """Whether a repeated simple body can cut one run of text into iterations in two ways (then in
+    exponentially many): two alternatives match the same text, or one matches a prefix of another
+    whose rest starts an iteration (``\\d|\\d\\d``; not ``[^:]|::`` nor ``ab|a``)."""
+    alts = _alternatives(items, flags)
+    if alts is None:
+        return False
+    for i, a in enumerate(alts):
+        for j, b in enumerate(alts):
+            if i == j or not a or not _covers(a, b):
+                continue
+            rest = b[len(a):]
+            if not rest or any(_covers(rest, c) or _covers(c, rest) for c in alts if c):
+                return True
+    return False
 
 
 def _flags(flags: int, av) -> int:
@@ -225,6 +279,9 @@ class _Walker:
         simple = _body_chars(body.data, flags)
         if simple is not None:
             chars, width = simple
+            if backtracks and high >= AMBIGUOUS_ITERATIONS and _ambiguous(body.data, flags):
+                # `(?:\d|\d\d)+`: a run of digits splits into iterations in 2^n ways
+                self._add(Shape(ShapeKind.AMBIGUOUS, _text_of(chars, low, high, op), ""))
             rep = Rep(chars, low, high, width, backtracks, _text_of(chars, low, high, op))
             return Info(low == 0, low == 0, [rep], [rep] if backtracks else [], [rep])
         inner = self.seq(body.data, flags, atomic or not backtracks)
@@ -257,7 +314,7 @@ def _text_of(chars: frozenset[str], low: int, high: int, op) -> str:
 
 def super_linear_shapes(source: str, ignore_case: bool = False) -> list[Shape]:
     """The quadratic (adjacent) and exponential (nested) shapes of a pattern; [] when it has none
-    or when the standard parser cannot read it (a regex-module extension: the timed check judges it)."""
+    or when the standard parser cannot read it (see ``shape_checkable``: the library does not run such a pattern)."""
     try:
         parsed = P.parse(source, C.SRE_FLAG_IGNORECASE if ignore_case else 0)
     except (re.error, RecursionError, OverflowError):
@@ -267,4 +324,14 @@ def super_linear_shapes(source: str, ignore_case: bool = False) -> list[Shape]:
     return walker.shapes
 
 
-__all__ = ["LONG", "Shape", "ShapeKind", "super_linear_shapes"]
+def shape_checkable(source: str, ignore_case: bool = False) -> bool:
+    """Whether the standard parser reads the pattern, so that ``super_linear_shapes`` can judge it (a
+    regex-module extension such as ``\\p{L}`` cannot be judged: the library does not run it)."""
+    try:
+        P.parse(source, C.SRE_FLAG_IGNORECASE if ignore_case else 0)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+__all__ = ["LONG", "Shape", "ShapeKind", "shape_checkable", "super_linear_shapes"]

@@ -1,7 +1,8 @@
 """Which catalogue entries a log line is, and which releases the log can come from.
 
 A line is cut into words; the words that index entries pick the candidates; each candidate's line
-matchers are tried with a time limit. Every entry that matches is kept (a message whose later
+matchers are tried, without a time limit (the same line finds the same entries on a busy machine):
+the work is bounded by counts and lengths instead (see MAX_MESSAGE). Every entry that matches is kept (a message whose later
 release turned a literal into a value matches both entries, and the log may come from either),
 ranked by what the log itself says: a file:line hint that lands on one of the entry's sites, the
 exception type, a release the log states, then the literal text matched.
@@ -21,8 +22,11 @@ from mltriage.catalogue.formats import MIN_LITERAL_CHARS, TOKEN
 from mltriage.catalogue.store import Catalogue, Entry, Site
 from mltriage.numbers import parse_int
 
-MATCH_TIMEOUT_S = 0.02  # (a wall-clock limit: a pathological line costs its match, see the README)
 MAX_MESSAGE = 4096  # characters of a line matched (a message is shorter; a longer line is a dump)
+# A quarter of the matchers put a value (`.*?`) beside a run of whitespace (`\s+`): quadratic on a long
+# run of spaces (48 ms on 4 KiB). Formats are flexible only in whitespace, so a run of it is matched as
+# one space: linear, whatever the line.
+_SPACE_RUN = re.compile(r"\s{2,}")
 # A line that names hundreds of indexed words is not a message: at most this many matchers are tried on
 # it, of candidates that hold the matcher's longest literal (a substring test, at most MAX_ANCHOR_TESTS).
 # Counts, not time: the same line finds the same entries on a busy machine.
@@ -178,7 +182,7 @@ def match_line(message: str, catalogue: Catalogue, hints: list[Hint] | None = No
     ``kind``: the exception type the log names; ``stated``: per project, the releases the log says it runs."""
     if not catalogue.available or not message.strip():
         return []
-    message = message[:MAX_MESSAGE]
+    message = _SPACE_RUN.sub(" ", message[:MAX_MESSAGE])
     words = set(TOKEN.findall(message))
     starts = message_starts(message)
     end = len(message.rstrip())
@@ -237,15 +241,12 @@ def _anchored(matcher, message: str, starts: list[int], floating: bool):
     """The matcher at a place a message can start (anywhere, for a format that begins with a value)."""
     if matcher is None:
         return None
-    try:
-        if floating:
-            return matcher.search(message, timeout=MATCH_TIMEOUT_S)
-        for start in starts:
-            m = matcher.match(message, start, timeout=MATCH_TIMEOUT_S)
-            if m is not None:
-                return m
-    except TimeoutError:
-        return None
+    if floating:
+        return matcher.search(message)
+    for start in starts:
+        m = matcher.match(message, start)
+        if m is not None:
+            return m
     return None
 
 

@@ -23,6 +23,8 @@ class TopologyHeads:
 
 
 def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
+    if not heads:  # (no pasted matrix: the probe package, and its subprocess and NVML code, stay unimported)
+        return
     try:
         from mltriage.probe.pasted import parse_pasted_matrices
     except ImportError:  # pragma: no cover - the probe ships with the package

@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-from mltriage.engine.catalogued import consult_catalogue
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
 from mltriage.engine.errorfile import BadErrorFile, read_error_file
 from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, UnreadableDump, rank_of, read_dump, summarize
@@ -144,7 +143,13 @@ def diagnose_streams(
         read_notes += [f"{source.name} {note}" for note in stream.warnings()]
         scanner.end()
     findings = build_findings(scanner.store)
-    catalogued, releases, catalogue_stopped = consult_catalogue(findings, scanner.catalogue_lines)
+    catalogued, releases, catalogue_stopped = [], {}, False
+    lines = scanner.catalogue_lines
+    if findings or lines.errors or lines.others:
+        # (imported here: a log with nothing to look up never loads the catalogue's modules)
+        from mltriage.engine.catalogued import consult_catalogue
+
+        catalogued, releases, catalogue_stopped = consult_catalogue(findings, lines)
     findings += catalogued
     settle_findings(findings, scanner.run, scanner.observations)
     run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen, heads.texts)
@@ -171,13 +176,13 @@ def diagnose_streams(
                                   f"{where}:{line}): later lines holding only that phrase were not examined")
     if catalogue_stopped:
         diagnosis.warnings.append("the error catalogue's lookup budget ran out: some error/warning lines were not looked up")
-    if matcher.timeouts:
-        diagnosis.warnings.append(f"{matcher.timeouts} regex searches hit their time limit: those lines were matched "
-                                  "on their trigger phrases only (no facts captured)")
     if matcher.budget_spent_at is not None:
         where, line = matcher.budget_spent_at
-        diagnosis.warnings.append(f"the regex time budget was spent at {where}:{line}: {matcher.trigger_only_lines} later "
+        diagnosis.warnings.append(f"the regex work budget (characters searched) was spent at {where}:{line}: {matcher.trigger_only_lines} later "
                                   "matching lines were matched on their trigger phrases only (no facts captured)")
+    if library.not_run:
+        diagnosis.warnings.append(f"{len(library.not_run)} signature regex(es) not run for a super-linear shape (their "
+                                  "signatures match on their other patterns and trigger phrases): run 'mltriage signatures lint'")
     if library.problems:
         diagnosis.warnings.append(f"{len(library.problems)} signature file(s) skipped as invalid: run 'mltriage signatures lint'")
     attach_pasted_topology(diagnosis, heads.texts)

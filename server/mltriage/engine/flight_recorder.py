@@ -32,7 +32,6 @@ from __future__ import annotations
 import functools
 import io
 import os
-import pickle
 import re
 import struct
 from collections import Counter
@@ -73,14 +72,21 @@ class DumpTooLarge(UnreadableDump):
     """A dump over a size, depth, loading or decoded-size budget."""
 
 
-class _PlainDataUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str):  # noqa: D401 - pickle API
-        raise FlightRecorderError(
-            f"refusing to load {module}.{name} from a pickle: Flight Recorder dumps hold plain data only"
-        )
+@functools.cache
+def _plain_data_unpickler() -> type:
+    """The unpickler class, made when a dump is first read (pickle is no start-up cost of other logs)."""
+    import pickle
 
-    def persistent_load(self, pid):
-        raise FlightRecorderError("refusing a pickle with persistent references")
+    class _PlainDataUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str):  # noqa: D401 - pickle API
+            raise FlightRecorderError(
+                f"refusing to load {module}.{name} from a pickle: Flight Recorder dumps hold plain data only"
+            )
+
+        def persistent_load(self, pid):
+            raise FlightRecorderError("refusing a pickle with persistent references")
+
+    return _PlainDataUnpickler
 
 
 def read_dump(path: Path) -> dict:
@@ -100,7 +106,7 @@ def load_dump(data: bytes) -> dict:
         raise FlightRecorderError("not a pickle (Flight Recorder dumps are pickles)")
     check_opcodes(data)
     try:
-        doc = _PlainDataUnpickler(io.BytesIO(data)).load()
+        doc = _plain_data_unpickler()(io.BytesIO(data)).load()
     except FlightRecorderError:
         raise
     except Exception as exc:

@@ -2,18 +2,20 @@
 of it, and the hit each that fires hands to the hit store.
 
 What a signature makes of a message (it matched, it is a supporting line, only its phrase is there,
-nothing) is decided once per message for messages short enough that their searches are not timed:
+nothing) is decided once per message for messages short enough that their searches are not counted:
 ranks print the same message again and again.
 
-Bounded regex work: a pathological pattern or line costs its facts, never a hung run. Each search
-has a time limit, and all the searches of one diagnosis share a budget that grows with the input
-(real logs spend ~1 ms per MB): once it is spent, signatures fire on their trigger phrase alone
-(trigger-only findings, no facts) for the rest of the input, and the diagnosis says so.
+Bounded regex work, counted, never timed (output is a function of the input: the same log gives
+the same findings on a busy machine as on an idle one). A search costs at most a constant times the
+characters it reads: no pattern that can run has a super-linear shape (``library.validate_file``
+refuses one, via ``mltriage.regex_shape``), and the scanner hands over at most 16 KiB of a line.
+The characters that the searches of long messages read are counted, and all of them in one
+diagnosis share a budget that grows with the input: once it is spent, signatures fire on their
+trigger phrase alone (trigger-only findings, no facts) for the rest of the input, and the
+diagnosis says so.
 """
 
 from __future__ import annotations
-
-from time import perf_counter
 
 from mltriage.engine.hit_store import HitStore, Matched, facts_of
 from mltriage.engine.prefixes import LineContext
@@ -21,10 +23,13 @@ from mltriage.engine.rank_groups import shared_facts
 from mltriage.engine.tracebacks import StreamKey
 from mltriage.library import Library, Rule
 
-MATCH_TIMEOUT_S = 0.05
-REGEX_BUDGET_S = 0.25
-REGEX_BUDGET_PER_MB_S = 0.01
-TIMED_MESSAGE = 512  # bounded patterns cannot be slow on shorter lines: only longer ones are timed
+# Characters read by the searches of long messages, per diagnosis: a base and a share per byte of
+# input. The searches read 0.5-1 G characters per CPU-second here, so this is the 0.25 s + 10 ms per
+# MB that the time budget it replaces allowed on an idle machine; a 16 KiB line of every trigger
+# phrase reads ~1.4 M characters, so 180 such lines spend the base.
+REGEX_BUDGET_CHARS = 250_000_000
+REGEX_BUDGET_CHARS_PER_BYTE = 10
+COUNTED_MESSAGE = 512  # shorter messages are decided once (remembered) and cost little: longer ones are counted
 
 _MATCHED, _SUPPORTS, _PHRASE_ONLY = "matched", "supports", "phrase-only"  # what a signature makes of a message
 _NOTHING = ("nothing",)
@@ -40,9 +45,9 @@ class Matcher:
         self.store = store
         self._triggers = list(library.trigger_index)
         self._outcomes: dict[tuple[str, str, str], tuple] = {}  # (signature, trigger, message) -> outcome
+        self._candidates: dict[frozenset[str], tuple[str, ...]] = {}  # a line's literals -> its triggers, sorted
         self.input_bytes = 0
-        self.timeouts = 0
-        self.regex_seconds = 0.0  # time spent matching lines longer than TIMED_MESSAGE
+        self.regex_chars = 0  # characters read by the searches of messages longer than COUNTED_MESSAGE
         self.budget_spent_at: tuple[str, int] | None = None  # (source, line) where the regex budget ran out
         self.trigger_only_lines = 0  # lines matched on trigger phrases alone once the budget was spent
 
@@ -56,16 +61,21 @@ class Matcher:
         message = ctx.message
         index = self.library.trigger_index
         seen: set[str] = set()
-        candidates = self._triggers if present is None else [t for t in present if t in index]
-        timed = len(message) > TIMED_MESSAGE and self.budget_spent_at is None
-        if timed:  # compiling a pattern the first time is no matching cost: done before the clock starts
-            for trigger in candidates:
-                for rule in index.get(trigger, ()):
-                    rule.patterns, rule.requires, rule.excludes  # noqa: B018 - cached on first access
-        started = perf_counter() if timed else 0.0
+        if present is None:
+            candidates = self._triggers
+        else:
+            candidates = self._candidates.get(present)
+            if candidates is None:
+                # in one order whatever the hash seed: which trigger a rule is tried with, and so its hit, follows it
+                candidates = tuple(sorted(t for t in present if t in index))
+                if len(self._candidates) < 65_536:
+                    self._candidates[present] = candidates
+            if not candidates and self.budget_spent_at is None:
+                return  # (only symptom or marker phrases: no signature to try)
+        counted = len(message) > COUNTED_MESSAGE and self.budget_spent_at is None
         # once the budget is spent, patterns run only on a short line that opens or closes a
         # traceback: a rank's own error report, which triage needs
-        patterns = self.budget_spent_at is None or (structural and len(message) <= TIMED_MESSAGE)
+        patterns = self.budget_spent_at is None or (structural and len(message) <= COUNTED_MESSAGE)
         if not patterns and not requires_only:
             self.trigger_only_lines += 1
         # the pre-filter saw these literals on the line; only a window of a long line may lack one
@@ -81,17 +91,13 @@ class Matcher:
                     self._note_requires(rule, ctx.message, stream, line_no)
                 else:
                     self._match_rule(rule, trigger, text, ctx, stream, line_no, patterns)
-        if timed:
-            self.regex_seconds += perf_counter() - started
-            if self.regex_seconds > REGEX_BUDGET_S + REGEX_BUDGET_PER_MB_S * self.input_bytes / 1e6:
-                self.budget_spent_at = (self.store.source.name, line_no)
+        if counted and self.regex_chars > REGEX_BUDGET_CHARS + REGEX_BUDGET_CHARS_PER_BYTE * self.input_bytes:
+            self.budget_spent_at = (self.store.source.name, line_no)
 
     def _search(self, pattern, message: str):
-        try:
-            return pattern.search(message, timeout=MATCH_TIMEOUT_S)
-        except TimeoutError:
-            self.timeouts += 1
-            return None
+        if len(message) > COUNTED_MESSAGE:
+            self.regex_chars += len(message)
+        return pattern.search(message)
 
     def _match_rule(self, rule: Rule, trigger: str, text: str, ctx: LineContext, stream: StreamKey, line_no: int,
                     patterns: bool = True) -> None:
@@ -106,12 +112,11 @@ class Matcher:
             if trigger in message and rule.fires_alone(trigger) and not rule.require_sources:
                 store.record(rule, None, text, ctx, stream, line_no, partial=trigger)
             return
-        remembered_as = (rule.id, trigger, message) if len(message) <= TIMED_MESSAGE else None
+        remembered_as = (rule.id, trigger, message) if len(message) <= COUNTED_MESSAGE else None
         outcome = self._outcomes.get(remembered_as) if remembered_as is not None else None
         if outcome is None:
-            timeouts = self.timeouts
             outcome = self._outcome(rule, trigger, message)
-            if remembered_as is not None and self.timeouts == timeouts and len(self._outcomes) < MAX_OUTCOMES:
+            if remembered_as is not None and len(self._outcomes) < MAX_OUTCOMES:
                 self._outcomes[remembered_as] = outcome
         kind = outcome[0]
         if kind is _MATCHED:

@@ -5,20 +5,31 @@ Python's ``re`` runs an alternation of ~200 literals at under 10 MB/s; Hyperscan
 multi-literal/regex engine, BSD licence, wheels for x86-64) does the same at several GB/s, so it
 is used where it is installed, with its compiled database cached beside the library cache. The
 pure-Python fallback searches each literal with ``bytes.find`` (C speed per literal), skipping
-literals absent from the block: correct everywhere, only slower.
+literals absent from the block: correct everywhere, only slower. A block under SMALL_BLOCK (a short
+log, a diagnosis' texts for masking) is searched that way too, so a short input never pays for
+importing Hyperscan and loading its database (both give the same occurrences).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import os
 import threading
 from pathlib import Path
 
-try:  # optional accelerator (declared for x86-64 in pyproject)
-    import hyperscan as _hs
-except Exception:  # pragma: no cover - depends on the platform
-    _hs = None
+SMALL_BLOCK = 16 * 1024  # 750 bytes.find calls on this much cost less than Hyperscan's import and load
+
+
+@functools.cache
+def _hyperscan():
+    """The optional accelerator (declared for x86-64 in pyproject), imported on first use; None if absent."""
+    try:
+        import hyperscan
+    except Exception:  # pragma: no cover - depends on the platform
+        return None
+    return hyperscan
 
 
 class Prefilter:
@@ -53,9 +64,13 @@ class HyperscanPrefilter(Prefilter):
     def __init__(self, literals: list[str], cache_dir: Path | None = None, single_match: bool = False) -> None:
         super().__init__(literals, single_match)
         self._lengths = [len(lit) for lit in self.literals]
-        self._db = self._load_or_compile(cache_dir)
+        self._cache_dir = cache_dir
+        self._db = None  # loaded or compiled at the first block of SMALL_BLOCK or more
 
     def _load_or_compile(self, cache_dir: Path | None):
+        _hs = _hyperscan()
+        if _hs is None:
+            raise ImportError("hyperscan")
         flag = _hs.HS_FLAG_SINGLEMATCH if self.single_match else 0
         key = hashlib.sha256(b"\0".join(self.literals) + _hs.__version__.encode() + b"%d" % flag).hexdigest()[:24]
         path = cache_dir / f"prefilter-{key}.hsdb" if cache_dir else None
@@ -80,6 +95,13 @@ class HyperscanPrefilter(Prefilter):
         return db
 
     def matches(self, block: bytes) -> list[tuple[int, int]]:
+        if self._db is None and len(block) >= SMALL_BLOCK:
+            try:
+                self._db = self._load_or_compile(self._cache_dir)
+            except Exception:  # an accelerator that fails to load or compile: the Python search from then on
+                self._db = False
+        if not self._db or len(block) < SMALL_BLOCK:
+            return super().matches(block)
         found: list[tuple[int, int]] = []
         lengths = self._lengths
 
@@ -98,7 +120,7 @@ class HyperscanPrefilter(Prefilter):
             local = self.__dict__.setdefault("_local", threading.local())
         scratch = getattr(local, "scratch", None)
         if scratch is None:
-            scratch = local.scratch = _hs.Scratch(self._db)
+            scratch = local.scratch = _hyperscan().Scratch(self._db)
         return scratch
 
 
@@ -108,9 +130,6 @@ def _literal_regex(lit: bytes) -> bytes:
 
 
 def make_prefilter(literals: list[str], cache_dir: Path | None = None, single_match: bool = False) -> Prefilter:
-    if _hs is not None and os.environ.get("MLTRIAGE_PREFILTER", "auto") != "python":
-        try:
-            return HyperscanPrefilter(literals, cache_dir, single_match)
-        except Exception:
-            pass
+    if os.environ.get("MLTRIAGE_PREFILTER", "auto") != "python" and importlib.util.find_spec("hyperscan") is not None:
+        return HyperscanPrefilter(literals, cache_dir, single_match)
     return Prefilter(literals, single_match)

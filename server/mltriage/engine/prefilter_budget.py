@@ -67,6 +67,7 @@ class PrefilterBudget:
         self.text = [lit.decode("utf-8") for lit in prefilter.literals]  # literal index -> phrase
         self._finish_ids = {n for n, lit in enumerate(self.text) if lit in FINISH_LITERALS}
         self._id_of = {lit: n for n, lit in enumerate(self.text)}
+        self._phrases: dict[frozenset[int], frozenset[str]] = {}  # literal ids -> phrases (ids change with the pre-filter)
         # run-description markers that are no signature's trigger: they have their own saturation
         self.marker_only = {n for n, lit in enumerate(self.text) if is_marker(lit) and lit not in self._index}
         self._dropped = set(self._saturated)
@@ -104,7 +105,13 @@ class PrefilterBudget:
         return ids
 
     def phrases(self, ids) -> frozenset[str]:
-        return frozenset(self.text[n] for n in ids)
+        key = frozenset(ids)
+        found = self._phrases.get(key)
+        if found is None:
+            found = frozenset(self.text[n] for n in key)
+            if len(self._phrases) < 65_536:
+                self._phrases[key] = found
+        return found
 
     def note_finish(self, new_rank: bool) -> None:
         """A line holding a "finished" phrase; ``new_rank``: it told of a rank not finished before."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from mltriage.numbers import parse_float, parse_int
 
@@ -127,10 +128,18 @@ def _apply(ctx: LineContext, m: re.Match[str]) -> None:
 
 
 def _epoch(date: str, time: str, frac: str | None) -> float | None:
-    try:
-        value = datetime.fromisoformat(f"{date}T{time}+00:00").timestamp()
-    except ValueError:
+    value = _whole_seconds(date, time)
+    if value is None:
         return None
     if frac:
         value += parse_float("0." + frac[1:]) or 0.0
     return value
+
+
+@lru_cache(maxsize=4096)
+def _whole_seconds(date: str, time: str) -> float | None:
+    """(Cached: a log prints many lines within one second, and each parse cost a datetime.)"""
+    try:
+        return datetime.fromisoformat(f"{date}T{time}+00:00").timestamp()
+    except ValueError:
+        return None

@@ -69,7 +69,8 @@ def clean_line(raw: bytes | str) -> str:
         # A progress bar rewrites the line with CR; what stays on screen is the last non-empty part.
         parts = [p for p in text.split("\r") if p.strip()]
         text = parts[-1] if parts else ""
-    if "\x00" in text or _CONTROL.search(text):
+    # (isprintable is one C pass and False for every control character: most lines skip the regex)
+    if not text.isprintable() and _CONTROL.search(text):
         text = _CONTROL.sub("", text)
     return text
 

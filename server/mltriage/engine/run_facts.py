@@ -12,7 +12,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from mltriage.engine import timed_regex
+from mltriage.engine import linear_regex
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.engine.reader import clean_line
 from mltriage.masking import clip
@@ -45,7 +45,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
 }
 MARKER_LITERALS = tuple(lit for lits in MARKERS.values() for lit in lits)
 # A shell prompt or `+ ` (bash -x) then a launcher or interpreter: the line the user typed.
-_COMMAND = timed_regex.compile(
+_COMMAND = linear_regex.compile(
     r"^\s*(?:[\w.@~:/()\[\] -]{0,120}?[$#%>]\s+|\+\s+|cmd = )"
     r"(?P<command>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?(?:python3?(?:\.\d++)?|torchrun|deepspeed|accelerate|vllm|mpirun|srun|\w+_perf)\b[^\n]{0,600})$"
 )
@@ -71,11 +71,11 @@ def is_marker(literal: str) -> bool:
 
 # GPU families sold only as PCIe cards (no NVLink between them in the usual server), where
 # peer-to-peer traffic crosses PCIe switches and root ports: ACS, IOMMU and driver matter.
-PCIE_GPU = timed_regex.compile(
+PCIE_GPU = linear_regex.compile(
     r"GeForce|\bRTX\b|Quadro|TITAN|-PCIE|PCIe|\bTesla (?:K\d+|M\d+|P4|P40|T4)\b|\b(?:A2|A10G?|A16|A30|A40|L4|L40S?|T4|A[456]000)\b"
     r"|Instinct MI(?:50|60|100|210)\b|Radeon",
 )
-NVLINK_GPU = timed_regex.compile(r"SXM|HGX|\bH200\b|GH200|GB200|NVL\b")
+NVLINK_GPU = linear_regex.compile(r"SXM|HGX|\bH200\b|GH200|GB200|NVL\b")
 
 
 @dataclass(slots=True)
@@ -111,10 +111,10 @@ class RunFacts:
             mark.count += 1
         if name in ("gpu_model", "nvlink") and len(self.pcie_models) + len(self.nvlink_models) < MAX_GPU_MODELS:
             # a line may name a model thousands of times: the line is clipped once, the search stops at the cap
-            models = self.nvlink_models if timed_regex.search(NVLINK_GPU, text) else self.pcie_models
+            models = self.nvlink_models if linear_regex.search(NVLINK_GPU, text) else self.pcie_models
             pattern = NVLINK_GPU if models is self.nvlink_models else PCIE_GPU
             clipped = None
-            for m in timed_regex.finditer(pattern, text[:MODEL_SEARCH_CHARS]):
+            for m in linear_regex.finditer(pattern, text[:MODEL_SEARCH_CHARS]):
                 if m.group(0) not in models:
                     clipped = clip(text, 400) if clipped is None else clipped
                     models[m.group(0)] = Mark(1, source, line, clipped)
@@ -143,7 +143,7 @@ def note_markers(facts: RunFacts, text: str, source: str, line: int, present: fr
     for name in names:
         facts.note(name, source, line, text)
     if "launch" in names and facts.command is None and len(text) <= MAX_COMMAND_LINE:
-        m = timed_regex.match(_COMMAND, text)
+        m = linear_regex.match(_COMMAND, text)
         if m:
             facts.command = Mark(1, source, line, m.group("command").strip())
     if "finished" in names and len(facts.finished) < 100_000:

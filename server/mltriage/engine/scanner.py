@@ -15,8 +15,10 @@ signature ``matcher``, whose hits the ``hit_store`` keeps, folds or counts.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from dataclasses import dataclass
 
-from mltriage.engine import timed_regex
+from mltriage.engine import linear_regex
 from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, ERROR_MARKERS, VERSION_MARKERS, CatalogueLines
 from mltriage.engine.hit_store import HitStore
 from mltriage.engine.matcher import Matcher
@@ -56,6 +58,26 @@ MAX_RANKS_SEEN = 100_000
 _FRAME_ONLY = frozenset({FRAME_MARKER})
 _STRUCTURE_MARKERS = (*CHAIN_MARKERS, IGNORED_MARKER, LAST_ERROR_MARKER)  # lines the traceback tracker reads
 _MARKER_SET = frozenset(MARKER_LITERALS)
+MAX_PLANS = 65_536  # distinct sets of literals remembered (a real log shows a few hundred)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the pre-filter's literals on a line ask of ``_match``: a function of the set alone, so it
+    is decided once per distinct set (lines repeat their sets), not once per line."""
+
+    symptoms: frozenset[str]  # the symptom literals among them
+    markers: bool  # a run-description marker
+    finish: bool  # a "finished" phrase
+    catalogue: bool  # a phrase that offers the line to the catalogue
+    error: bool  # ... as an error line
+    version: bool  # ... a version banner (offered even inside a traceback)
+
+    @classmethod
+    def of(cls, present: frozenset[str]) -> _Plan:
+        return cls(present & SYMPTOM_LITERALS, not present.isdisjoint(_MARKER_SET), not present.isdisjoint(FINISH_LITERALS),
+                   not present.isdisjoint(CATALOGUE_MARKERS), not present.isdisjoint(ERROR_MARKERS),
+                   not present.isdisjoint(VERSION_MARKERS))
 
 
 class Scanner:
@@ -79,6 +101,7 @@ class Scanner:
         self._block = b""  # the block and the end of the line being handled: what symptoms spanning lines read ahead in
         self._line_end = 0
         self.catalogue_lines = CatalogueLines()  # error/warning lines for the catalogue to name
+        self._plans: dict[frozenset[str], _Plan] = {}
         self._reset_source(None)
 
     # -- per source state -------------------------------------------------------------------
@@ -217,11 +240,7 @@ class Scanner:
 
     @staticmethod
     def _ids_between(literal_ids: list[int], starts: list[int], i: int, end: int) -> set[int]:
-        ids = set()
-        while i < len(starts) and starts[i] < end:
-            ids.add(literal_ids[i])
-            i += 1
-        return ids
+        return set(literal_ids[i:bisect_left(starts, end, i)])
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
         self._windowed = end - start > MAX_LINE_FOR_MATCHING
@@ -325,8 +344,15 @@ class Scanner:
         header or exception line), which triage needs even once the regex budget is spent."""
         message = ctx.message
         present = self._present
-        if present and not present.isdisjoint(SYMPTOM_LITERALS):
-            self._observe(present & SYMPTOM_LITERALS, text, ctx, stream, line_no)
+        plan = None
+        if present:
+            plan = self._plans.get(present)
+            if plan is None:
+                plan = _Plan.of(present)
+                if len(self._plans) < MAX_PLANS:
+                    self._plans[present] = plan
+            if plan.symptoms:
+                self._observe(plan.symptoms, text, ctx, stream, line_no)
         lead = message.lstrip() if message[:1].isspace() else message
         if lead.startswith(_STRUCTURE_MARKERS):
             if lead.startswith(CHAIN_MARKERS):
@@ -338,17 +364,17 @@ class Scanner:
             return
         if not requires_only:
             finished_before = len(self.run.finished)
-            if present is None or not present.isdisjoint(_MARKER_SET):
+            if present is None or (plan is not None and plan.markers):
                 note_markers(self.run, text, self.source.name, line_no, present, stream[1])
-            if present and present & FINISH_LITERALS:
+            if plan is not None and plan.finish:
                 self.budget.note_finish(new_rank=len(self.run.finished) != finished_before)
             if (FRAME_MARKER in message and self.torchrun.summary is None and stream not in self.open_blocks
-                    and timed_regex.match(FRAME_LINE, lead[:MAX_FRAME_LINE])):
+                    and linear_regex.match(FRAME_LINE, lead[:MAX_FRAME_LINE])):
                 self.tracebacks.start_headerless(stream, line_no, text, ctx.message)
                 return
-        if present and not requires_only and not present.isdisjoint(CATALOGUE_MARKERS) and (
-                stream not in self.open_blocks or not present.isdisjoint(VERSION_MARKERS)):  # c10d's "..., NCCL version X"
-            self.catalogue_lines.offer(self.source, stream, line_no, text, ctx, error=not present.isdisjoint(ERROR_MARKERS))
+        if plan is not None and not requires_only and plan.catalogue and (
+                stream not in self.open_blocks or plan.version):  # c10d's "..., NCCL version X"
+            self.catalogue_lines.offer(self.source, stream, line_no, text, ctx, error=plan.error)
             self.budget.spend_catalogue(present)
         self.matcher.match(text, ctx, stream, line_no, present, self._windowed, requires_only, structural)
 

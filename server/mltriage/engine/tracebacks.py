@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from mltriage.engine import timed_regex
+from mltriage.engine import linear_regex
 
 from mltriage.masking import clip
 
@@ -28,7 +28,7 @@ GENERIC_TRACEBACK_RULE = "python-unhandled-exception"
 # PyTorch's NCCL errors continue the exception message on the next lines: the NCCL result's name
 # and meaning, then "Last error:" and NCCL's own detail. They belong to the same error report.
 LAST_ERROR_MARKER = "Last error:"
-_MESSAGE_CONTINUATION = timed_regex.compile(r"^(?:nccl[A-Z]\w*(?:Error|Usage)\b|Last error:)")
+_MESSAGE_CONTINUATION = linear_regex.compile(r"^(?:nccl[A-Z]\w*(?:Error|Usage)\b|Last error:)")
 CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
@@ -36,16 +36,16 @@ CHAIN_MARKERS = (
 MAX_TRACEBACK_LINES = 20_000  # a "traceback" that never closes was not one
 
 MAX_FRAME_LINE = 4096  # a frame line is a path, a line number and a function: longer is no frame
-_COLLECTIVE_FRAME = timed_regex.compile(
+_COLLECTIVE_FRAME = linear_regex.compile(
     r'torch/distributed/[^"]{0,1000}", line \d{1,9}, in (all_reduce|barrier|monitored_barrier|broadcast|all_gather|'
     r"all_gather_into_tensor|all_gather_object|reduce_scatter|reduce_scatter_tensor|all_to_all|all_to_all_single|"
     r"reduce|gather|scatter|send|recv|isend|irecv|broadcast_object_list|batch_isend_irecv)\b"
 )
-FRAME_LINE = timed_regex.compile(r'File "(?P<path>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<function>\S{1,200})')
+FRAME_LINE = linear_regex.compile(r'File "(?P<path>[^"]{1,1000})", line (?P<line>\d{1,9}), in (?P<function>\S{1,200})')
 # Frames in these places are libraries and the interpreter, not the user's program.
-_PACKAGE_PATH = timed_regex.compile(r"(?:site-packages|dist-packages)/(?P<package>[A-Za-z0-9_\-]+)")
-_INTERPRETER_PATH = timed_regex.compile(r"/lib/python\d\.\d+/|^<frozen |^<string>")
-_EXCEPTION_LINE = timed_regex.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
+_PACKAGE_PATH = linear_regex.compile(r"(?:site-packages|dist-packages)/(?P<package>[A-Za-z0-9_\-]+)")
+_INTERPRETER_PATH = linear_regex.compile(r"/lib/python\d\.\d+/|^<frozen |^<string>")
+_EXCEPTION_LINE = linear_regex.compile(r"^(?P<type>[A-Za-z_][\w.]{0,200}?)(?::[ ]?(?P<message>.*))?$")
 
 
 
@@ -107,19 +107,19 @@ class TracebackBlock:
         frame = self.innermost
         if frame is None or self._user_line is self._innermost_line:
             return None
-        package = timed_regex.search(_PACKAGE_PATH, frame[0])
+        package = linear_regex.search(_PACKAGE_PATH, frame[0])
         return package.group("package") if package else None
 
 
 def _frame(line: str | None) -> tuple[str, str, str] | None:
-    m = timed_regex.search(FRAME_LINE, line) if line is not None else None
+    m = linear_regex.search(FRAME_LINE, line) if line is not None else None
     return (m.group("path"), m.group("line"), m.group("function")) if m else None
 
 
 def _user_path(line: str) -> bool:
     frame = _frame(line)
-    return frame is not None and timed_regex.search(_PACKAGE_PATH, frame[0]) is None and \
-        timed_regex.search(_INTERPRETER_PATH, frame[0]) is None
+    return frame is not None and linear_regex.search(_PACKAGE_PATH, frame[0]) is None and \
+        linear_regex.search(_INTERPRETER_PATH, frame[0]) is None
 
 
 class TracebackTracker:
@@ -175,7 +175,7 @@ class TracebackTracker:
         block.tail.append(text)  # (clipped by the caller)
         block.note_frame(message)
         if "torch/distributed/" in message:
-            m = timed_regex.search(_COLLECTIVE_FRAME, message[:MAX_FRAME_LINE])
+            m = linear_regex.search(_COLLECTIVE_FRAME, message[:MAX_FRAME_LINE])
             if m:
                 block.collective = m.group(1)
 
@@ -183,7 +183,7 @@ class TracebackTracker:
         """The exception line; True when a headerless block thereby became an error report."""
         block.end = line_no
         block.tail.append(clip(text, 2048))
-        m = timed_regex.match(_EXCEPTION_LINE, message.strip())
+        m = linear_regex.match(_EXCEPTION_LINE, message.strip())
         if m:
             block.exception_type = m.group("type")
             block.exception_message = clip((m.group("message") or "").strip(), 500)
@@ -204,7 +204,7 @@ class TracebackTracker:
         block = self.last_closed.get(stream)
         if block is None or line_no - block.end != 1:
             return None
-        if timed_regex.match(_MESSAGE_CONTINUATION, message.lstrip()) or (block.tail and block.tail[-1].rstrip().endswith(LAST_ERROR_MARKER)):
+        if linear_regex.match(_MESSAGE_CONTINUATION, message.lstrip()) or (block.tail and block.tail[-1].rstrip().endswith(LAST_ERROR_MARKER)):
             block.end = line_no
             block.tail.append(clip(message, 2048))
             return block

@@ -10,7 +10,6 @@ input the first ``KEPT`` observations and the last, and a count of the rest.
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass, field
 
 from mltriage.masking import clip
@@ -22,7 +21,6 @@ SATURATED = 512  # past this many of one (symptom, input), a line is counted wit
 MAX_TENSORS = 256
 MAX_MATRICES = 32  # p2pBandwidthLatencyTest matrices kept (each with the lines below its title)
 LOOKAHEAD_BYTES = 16 * 1024
-SEARCH_TIMEOUT_S = 0.05  # as mltriage.engine.timed_regex
 MAX_KEYS = 16_384  # (symptom, input) pairs kept: a directory of 100,000 rank logs keeps counts only past it
 IMPORTER_REACH = 12  # lines from a traceback's innermost package frame to its exception (IPython lists 5-7 lines of code between)
 
@@ -100,10 +98,9 @@ class Observations:
         subject = text if wording.whole_line else message
         if wording.symptom is Symptom.PROGRESS_BAR:  # a bar redrawn with \r: its last state is what it had reached
             subject = subject.rstrip("\r").rsplit("\r", 1)[-1]
-        try:  # every search is time-bounded, as the engine's own are: a pathological line costs its facts, not the run
-            m = wording.compiled.search(subject[:MATCH_CHARS], timeout=SEARCH_TIMEOUT_S)
-        except TimeoutError:
-            m = None
+        # no time limit (output is a function of the input): the wordings are linear (tests/test_regex_shape.py)
+        # and each searches at most MATCH_CHARS characters
+        m = wording.compiled.search(subject[:MATCH_CHARS])
         if m is None:
             return
         facts = wording.facts_of(m)
@@ -230,6 +227,8 @@ class Observations:
             return
         slow = self.topology.p2p_slower_than_disabled(ratio=0.5)
         if slow:
+            import statistics  # (only here: it imports random, a start-up cost for every other log)
+
             on = [s["p2p_gbps"] for s in slow]
             off = [s["no_p2p_gbps"] for s in slow]
             titles = ((n, t.split("\n", 1)[0]) for s, n, t in self.matrix_texts if s == source)
