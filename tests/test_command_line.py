@@ -65,6 +65,13 @@ def test_docker_flags_go_before_the_image():
     assert with_flags("python train.py", [network]) is None
 
 
+def test_sglang_flags_go_at_the_end_of_its_module_command():
+    graphs = LaunchFlag("sglang.launch_server", "--disable-cuda-graph", None, "no CUDA graph capture")
+    line = "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8"
+    assert with_flags(line, [graphs]) == line + " --disable-cuda-graph"
+    assert with_flags("vllm serve m", [graphs]) is None
+
+
 def test_script_with_continuation_lines_and_two_invocations():
     script = (
         "#!/bin/bash\n"
@@ -136,4 +143,4 @@ def test_signature_flags_are_where_the_entry_recommends_them():
         for f in rule.fix_flags:
             spelled = {f["flag"], f["flag"].replace("_", "-")}
             assert any(s in prose for s in spelled), (rule.id, f["flag"])
-            assert f["command"] in ("vllm serve", "torchrun", "docker run"), rule.id
+            assert f["command"] in ("vllm serve", "torchrun", "docker run", "sglang.launch_server"), rule.id

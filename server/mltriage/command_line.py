@@ -28,6 +28,8 @@ _PYTHON_M = r"python[\d.]*(?:[ \t]+-[A-Za-z]+)*[ \t]+-m[ \t]+"
 PROGRAMS: dict[str, Program] = {
     "vllm serve": Program((r"vllm[ \t]+serve", _PYTHON_M + r"vllm\.entrypoints\.openai\.api_server"), True),
     "torchrun": Program((r"torchrun", _PYTHON_M + r"torch\.distributed\.run"), False),
+    # SGLang's server parses its options anywhere (argparse): a flag goes at the end
+    "sglang.launch_server": Program((_PYTHON_M + r"sglang\.launch_server",), True),
     # every word after the image is the container's command: docker's own flags go right after `docker run`
     "docker run": Program((r"docker[ \t]+run", r"docker[ \t]+container[ \t]+run", r"podman[ \t]+run"), False),
 }
