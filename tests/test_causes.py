@@ -20,6 +20,7 @@ from mltriage.library import load_library
 from mltriage.run_model import Interconnect, Phase, StopKind
 from mltriage.symptoms import Symptom, Transport, WORDINGS
 import procs
+from observing import observe as _observe
 
 ROOT = Path(__file__).resolve().parent.parent
 P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
@@ -147,13 +148,6 @@ WORDS = [
 ]
 
 
-def _observe(text: str):
-    scanner = Scanner(load_library())
-    scanner.begin(Source(name="log"))
-    scanner.feed(text.encode() if text.endswith("\n") else (text + "\n").encode())
-    scanner.end()
-    scanner.observations.finish()
-    return scanner.observations
 
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])

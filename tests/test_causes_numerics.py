@@ -9,24 +9,15 @@ import pytest
 
 from cli_runner import run_cli
 from mltriage.engine import diagnose_text
-from mltriage.engine.reader import Source
-from mltriage.engine.scanner import Scanner
-from mltriage.library import load_library
 from mltriage.symptoms import Symptom
 from mltriage.symptoms.vocabulary import Precision
 import procs
+from observing import observe as _observe
 
 ROOT = Path(__file__).resolve().parent.parent
 FP16_REPRO = ROOT / "zoo" / "repro" / "numerics" / "fp16_overflow.py"
 
 
-def _observe(text: str):
-    scanner = Scanner(load_library())
-    scanner.begin(Source(name="log"))
-    scanner.feed((text if text.endswith("\n") else text + "\n").encode())
-    scanner.end()
-    scanner.observations.finish()
-    return scanner.observations
 
 
 def _signatures(text: str) -> list[str]:

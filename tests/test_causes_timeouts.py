@@ -12,10 +12,8 @@ import pytest
 
 from cli_runner import run_cli
 from mltriage.engine import diagnose_path, diagnose_text
-from mltriage.engine.reader import Source
-from mltriage.engine.scanner import Scanner
-from mltriage.library import load_library
 from mltriage.symptoms import Symptom
+from observing import observe as _observe
 
 CPU = Path(__file__).resolve().parent.parent / "corpus" / "cpu"
 
@@ -40,13 +38,6 @@ def _signatures(d) -> list[str]:
     return [f.signature for f in d.findings]
 
 
-def _observe(text: str):
-    scanner = Scanner(load_library())
-    scanner.begin(Source(name="log"))
-    scanner.feed(text.encode())
-    scanner.end()
-    scanner.observations.finish()
-    return scanner.observations
 
 
 # -- the symptoms: each wording with its typed facts, from two sources each -------------------------

@@ -15,10 +15,8 @@ import pytest
 import procs
 from cli_runner import run_cli
 from mltriage.engine import diagnose_text
-from mltriage.engine.reader import Source
-from mltriage.engine.scanner import Scanner
-from mltriage.library import load_library
 from mltriage.symptoms import Symptom
+from observing import observe as _observe
 
 # (symptom, line, its source, facts it must carry)
 WORDS = [
@@ -79,13 +77,6 @@ WORDS = [
 ]
 
 
-def _observe(text: str):
-    scanner = Scanner(load_library())
-    scanner.begin(Source(name="log"))
-    scanner.feed((text if text.endswith("\n") else text + "\n").encode())
-    scanner.end()
-    scanner.observations.finish()
-    return scanner.observations
 
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
