@@ -6,7 +6,7 @@ here to cover it. Git projects take every tag that names a release.
 
 from __future__ import annotations
 
-from mltriage.catalogue.generate.sources import DebianProject, DebianTarball, GitProject, WheelProject
+from mltriage.catalogue.generate.sources import DebianProject, DebianTarball, GitProject, PypiRelease, WheelProject
 
 _VLLM = (
     "0.2.0 0.2.1.post1 0.2.2 0.2.3 0.2.4 0.2.5 0.2.6 0.2.7 0.3.0 0.3.1 0.3.2 0.3.3 0.4.0 0.4.0.post1 0.4.1 0.4.2 "
@@ -27,22 +27,24 @@ _TRANSFORMERS = (
     "5.21.1 5.22.2 5.23.0 5.24.0"
 ).split()
 
-# torch: every release from 1.8.0 (the Python side: distributed incl. elastic, cuda, data loading, ...);
-# 2.15.0 is left out because this machine's pip constraints stop torch at 2.14.1
+# torch: every release from 1.8.0 (the Python side: distributed incl. elastic, cuda, data loading, Dynamo, Inductor, ...)
 _TORCH = (
     "1.8.0 1.8.1 1.9.0 1.9.1 1.10.0 1.10.1 1.10.2 1.11.0 1.12.0 1.12.1 1.13.0 1.13.1 2.0.0 2.0.1 2.1.0 2.1.1 2.1.2 "
     "2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 2.5.1 2.6.0 2.7.0 2.7.1 2.8.0 2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 "
-    "2.12.1 2.13.0 2.14.0 2.14.1"
+    "2.12.1 2.13.0 2.14.0 2.14.1 2.15.0"
 ).split()
 _TORCH_PYTHON = ("torch/distributed/", "torch/cuda/", "torch/utils/data/", "torch/nn/parallel/", "torch/multiprocessing/",
-                 "torch/serialization.py", "torch/_utils.py")
+                 "torch/serialization.py", "torch/_utils.py", "torch/_dynamo/", "torch/_inductor/")
 # PyPI's torch wheels for Linux are CUDA builds of up to 2.5 GB; the macOS and Windows ones are 40-130 MB
 _SMALL_TORCH_WHEELS = ("macosx_14_0_arm64", "macosx_11_0_arm64", "macosx_11_1_arm64", "win_amd64", "macosx_10_9_x86_64")
 
 PYTHON_PROJECTS = {
     "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)"),
     "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"core_v(\d+\.\d+\.\d+)|v([12]\.\d+)|(2\d\.\d\d)"),
-    "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)"),
+    # 1.15.0 is not tagged in the mirror (its last tag is v1.14.0): from its wheel
+    "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)",
+                             pypi=(PypiRelease("1.15.0", "2026-09-09", "wheel"),), package="accelerate",
+                             repo_prefix="src/"),
     "vllm": WheelProject("vllm", "vllm-project/vllm", "vllm", ("vllm/",), tuple(_VLLM)),
     "transformers": WheelProject("transformers", "huggingface/transformers", "transformers", ("transformers/",),
                                  tuple(_TRANSFORMERS), exclude=r"^transformers/models/", repo_prefix="src/"),
