@@ -94,3 +94,12 @@ def test_a_file_unchanged_between_releases_is_stored_once(tmp_path):
 def _save(path: Path, buffer: io.BytesIO) -> Path:
     path.write_bytes(buffer.getvalue())
     return path
+
+
+def test_files_a_build_copies_into_the_archive_are_not_read(mirror):
+    # DeepSpeed's setup.py copies op_builder/ into deepspeed/ops/op_builder/, a symlink in its tags
+    project = GitProject("pkg", "o/pkg", ("src/pkg",), r"v(\d+\.\d+\.\d+)", pypi=(PypiRelease("1.2.0", "2026-01-01", "sdist"),),
+                         package="pkg", pypi_exclude=r"^src/pkg/copied/")
+    for rel in ("src/pkg/core.py", "src/pkg/copied/builder.py"):
+        sources._write_file(sources.CACHE / "pkg" / "1.2.0", rel, RAISE.encode())
+    assert [path for path, _ in project.files(project.releases()[-1])] == ["src/pkg/core.py"]

@@ -39,7 +39,13 @@ _TORCH_PYTHON = ("torch/distributed/", "torch/cuda/", "torch/utils/data/", "torc
 _SMALL_TORCH_WHEELS = ("macosx_14_0_arm64", "macosx_11_0_arm64", "macosx_11_1_arm64", "win_amd64", "macosx_10_9_x86_64")
 
 PYTHON_PROJECTS = {
-    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)"),
+    # releases after the mirror's last tag (v0.19.5, 2026-08-09) come from their sdists (DeepSpeed ships no wheel)
+    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)", pypi=(
+        PypiRelease("0.19.6", "2026-08-27", "sdist"), PypiRelease("0.19.7", "2026-09-16", "sdist"),
+        PypiRelease("0.19.8", "2026-10-20", "sdist")), package="deepspeed",
+        # setup.py copies the top-level op_builder/ and accelerator/ into the package; the tags have symlinks
+        # there, which are not read
+        pypi_exclude=r"^deepspeed/(ops/op_builder|accelerator)/"),
     "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"core_v(\d+\.\d+\.\d+)|v([12]\.\d+)|(2\d\.\d\d)"),
     # 1.15.0 is not tagged in the mirror (its last tag is v1.14.0): from its wheel
     "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)",

@@ -63,6 +63,7 @@ class GitProject:
     pypi: tuple[PypiRelease, ...] = ()
     package: str = ""  # the PyPI name, for ``pypi``
     repo_prefix: str = ""  # where a wheel's package lives in the repository (``src/`` for accelerate)
+    pypi_exclude: str | None = None  # regex of paths a build adds to the archive (copies of files outside ``roots``)
 
     @property
     def git_dir(self) -> Path:
@@ -120,7 +121,8 @@ class GitProject:
     def files(self, release: Release) -> Iterator[tuple[str, str]]:
         if release.commit is None:  # a PyPI release
             for rel, text in _cached_files(CACHE / self.name / release.name, (".py",)):
-                if not (self.exclude and re.search(self.exclude, rel)):
+                if not (self.exclude and re.search(self.exclude, rel)) and \
+                        not (self.pypi_exclude and re.search(self.pypi_exclude, rel)):
                     yield rel, text
             return
         listing = subprocess.run(["git", f"--git-dir={self.git_dir}", "ls-tree", "-r", release.ref, "--", *self.roots],
@@ -355,7 +357,7 @@ _OBJECTS = ".objects"  # a wheel project's files by content: a file unchanged be
 
 def _write_file(root: Path, rel: str, data: bytes, objects: Path | None = None) -> None:
     """One file of a cached release; with ``objects``, a hard link to its content stored once there
-    (transformers' 213 releases hold about 8,000 files each, most of them the same as the release before)."""
+    (transformers' 213 releases: 8.4 GB of files, 1.5 GB of distinct ones)."""
     out = root / rel
     out.parent.mkdir(parents=True, exist_ok=True)
     if objects is None:
