@@ -362,3 +362,11 @@ def test_search_finds_a_dynamo_graph_break_by_its_type_and_explanation():
     entry = _first("\n".join(log[start:start + 2]))
     assert entry["project"] == "pytorch" and entry["kind"] == "Unsupported"
     assert "2.13.0" in _names(entry) and {s["path"] for s in entry["sites"]} == {"torch/_dynamo/symbolic_convert.py"}
+
+
+def test_search_finds_a_message_whose_start_reads_as_a_rank_prefix():
+    # NCCL v2.30.7-1 src/init.cc ncclCommInitRankFunc: INFO "[Rank %d] %s comm %p rank %d nranks %d cudaDev %d
+    # nvmlDev %d busId %lx commId 0x%llx - Init START"; "[Rank 3] " is also how a rank prefix reads
+    found = _search("[Rank 3] ncclCommInitRank comm 0x55d1c0a8 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 41000 "
+                    "commId 0x9f1c2b3a4d5e6f70 - Init START")
+    assert any(e["matched"] and e["project"] == "nccl" and e["format"].startswith("[Rank {") for e in found)

@@ -102,9 +102,12 @@ def search(text: str, catalogue: Catalogue) -> list[CatalogueMatch]:
         frame = frame_hint(lines, n)
         if frame is not None:
             hints.append(frame)
-        for m in match_line(parse_prefixes(line).message, catalogue, hints, stated=stated):
-            if m.entry.id not in best or m.rank > best[m.entry.id].rank:
-                best[m.entry.id] = m
+        # the line as pasted too: what reads as a log prefix may be the message's own start (NCCL v2.30.7-1
+        # src/init.cc: INFO "[Rank %d] %s comm %p ... - Init START", whose "[Rank 3]" is a rank prefix's form)
+        for message in dict.fromkeys((parse_prefixes(line).message, line.strip())):
+            for m in match_line(message, catalogue, hints, stated=stated):
+                if m.entry.id not in best or m.rank > best[m.entry.id].rank:
+                    best[m.entry.id] = m
     return sorted(best.values(), key=lambda m: (tuple(-int(r) for r in m.rank), m.entry.id))
 
 
