@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from functools import lru_cache
@@ -108,9 +109,13 @@ def search(text: str, catalogue: Catalogue) -> list[CatalogueMatch]:
         # the line as pasted too: what reads as a log prefix may be the message's own start (NCCL v2.30.7-1
         # src/init.cc: INFO "[Rank %d] %s comm %p ... - Init START"). Those matches come after every match of
         # the message without it: a "[Rank 3] " is more often a prefix (c10d's logPrefix() of 2.6.0)
-        if message != line.strip():
-            _keep_best(as_pasted, match_line(line.strip(), catalogue, hints, stated=stated))
+        pasted = line.strip()
+        if message != pasted and _ONE_TAG.fullmatch(pasted[:len(pasted) - len(message)]):
+            _keep_best(as_pasted, match_line(pasted, catalogue, hints, stated=stated))
     return _ranked(best.values()) + _ranked(m for i, m in as_pasted.items() if i not in best)
+
+
+_ONE_TAG = re.compile(r"\[[^\[\]]{1,40}\]\s*")  # a prefix that may be the message's own start: one bracketed tag
 
 
 def _ranked(matches) -> list[CatalogueMatch]:
