@@ -273,13 +273,13 @@ def test_search_finds_the_caching_allocators_oom_and_c10d_socket_messages():
 def test_search_finds_an_elastic_message_across_torch_releases():
     entry = _only(ELASTIC_FAILED, "pytorch")
     assert entry["captured"]["first_failure_exitcode"] == "1"
-    assert entry["present_in"] == "PyTorch 1.9.0–2.14.1"  # torchelastic came into torch in 1.9
+    assert entry["present_in"] == "PyTorch 1.9.0–2.15.0"  # torchelastic came into torch in 1.9
     assert {s["path"] for s in entry["sites"]} == {"torch/distributed/elastic/multiprocessing/api.py"}
 
 
 def test_every_pytorch_release_is_covered():
     names = [r.name for r in CATALOGUE.releases("pytorch")]
-    assert names[0] == "1.8.0" and names[-1] == "2.14.1" and len(names) == 39
+    assert names[0] == "1.8.0" and names[-1] == "2.15.0" and len(names) == 40
     assert [r.name for r in CATALOGUE.releases("libtorch")] == ["1.13.1", "2.6.0"]
 
 
@@ -334,3 +334,39 @@ def test_a_release_the_log_states_picks_that_releases_site():
         assert ref.site == f"{site.path}:{site.line}" and ref.releases == f"NCCL {version}-1", version
         found = _first(f"NCCL version {version}+cuda12.4\nNCCL WARN {SHM_ATTACH}")
         assert found["site"]["line"] == site.line and found["narrowed_to"].startswith("NCCL ")
+
+
+# Real Dynamo graph breaks (fixtures/dynamo: torch 2.13.0+cpu, fullgraph=True): Unsupported is re-raised
+# from torch/_dynamo/eval_frame.py with the traceback cut there, so the innermost frame is no site of it;
+# the site is the unimplemented(gb_type=..., explanation=...) call the message's first lines come from.
+DYNAMO = Path(__file__).parent / "fixtures" / "dynamo"
+
+
+@pytest.mark.parametrize("name, path, function", [
+    ("graph_break", "torch/_dynamo/variables/functions.py", "SkipFunctionVariable.call_function"),
+    ("data_dependent_branch", "torch/_dynamo/symbolic_convert.py", "generic_jump.raise_jump_graph_break"),
+])
+def test_a_dynamo_graph_break_names_the_site_that_raised_it(name, path, function):
+    d = diagnose_path(DYNAMO / f"{name}.log")
+    (found,) = [f for f in d.findings if f.facts.get("exception_type") == "torch._dynamo.exc.Unsupported"]
+    ref = found.catalogue
+    assert ref is not None and ref.project == "pytorch" and ref.kind == "Unsupported"
+    assert ref.site.startswith(path + ":") and ref.function == function
+    first, _, last = ref.releases.removeprefix("PyTorch ").partition("–")
+    assert tuple(map(int, first.split("."))) <= (2, 13, 0) <= tuple(map(int, last.split(".")))  # the run's torch
+
+
+def test_search_finds_a_dynamo_graph_break_by_its_type_and_explanation():
+    log = (DYNAMO / "data_dependent_branch.log").read_text().splitlines()
+    start = next(n for n, line in enumerate(log) if line.startswith("torch._dynamo.exc.Unsupported: "))
+    entry = _first("\n".join(log[start:start + 2]))
+    assert entry["project"] == "pytorch" and entry["kind"] == "Unsupported"
+    assert "2.13.0" in _names(entry) and {s["path"] for s in entry["sites"]} == {"torch/_dynamo/symbolic_convert.py"}
+
+
+def test_search_finds_a_message_whose_start_reads_as_a_rank_prefix():
+    # NCCL v2.30.7-1 src/init.cc ncclCommInitRankFunc: INFO "[Rank %d] %s comm %p rank %d nranks %d cudaDev %d
+    # nvmlDev %d busId %lx commId 0x%llx - Init START"; "[Rank 3] " is also how a rank prefix reads
+    found = _search("[Rank 3] ncclCommInitRank comm 0x55d1c0a8 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 41000 "
+                    "commId 0x9f1c2b3a4d5e6f70 - Init START")
+    assert any(e["matched"] and e["project"] == "nccl" and e["format"].startswith("[Rank {") for e in found)

@@ -216,3 +216,54 @@ def test_ranges_read_in_release_order(tmp_path):
     (entry,) = built.all_entries()
     assert describe_releases(built, "megatron", entry.release_indices()) == \
         "Megatron-LM 1.0–0.4.0 (or older: the catalogue starts at Megatron-LM 1.0)"
+
+
+# Dynamo's graph breaks, in the forms of torch v2.0.0 (`unimplemented(msg)`), v2.10.0 (torch/_dynamo/
+# symbolic_convert.py generic_jump: the explanation bound in the function around the closure that breaks)
+# and v2.15.0 (torch/_dynamo/variables/builtin.py: keywords, an f-string explanation over two literals)
+GRAPH_BREAKS = '''
+def generic_jump(truth_fn, push):
+    _explanation = (
+        "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). "
+        "Dynamo does not support tracing dynamic control flow."
+    )
+
+    def inner(self, inst):
+        unimplemented(
+            gb_type="Data-dependent branching",
+            context=f"attempted to jump with {value}",
+            explanation=_explanation,
+            hints=[*graph_break_hints.FUNDAMENTAL],
+        )
+
+def call_unimplemented(args):
+    try:
+        pass
+    except AsPythonConstantNotImplementedError as exc:
+        unimplemented(
+            gb_type="Failed to trace builtin operator",
+            context=f"builtin {fn.__name__} {arg_types} {has_kwargs}",
+            explanation=f"Dynamo does not know how to trace builtin operator `{fn.__name__}` "
+            f"with argument types {real_arg_types} (has_kwargs {has_kwargs})",
+            hints=[],
+            from_exc=exc,
+        )
+
+def call_function(self, tx, args, kwargs):
+    unimplemented(f"call_function {self} {args} {kwargs}")
+'''
+
+
+def test_dynamo_graph_breaks_are_unsupported_sites_with_their_explanation():
+    sites = extract_python("torch/_dynamo/symbolic_convert.py", GRAPH_BREAKS)
+    assert [(s.kind, s.function, s.format.text) for s in sites] == [
+        ("Unsupported", "generic_jump.inner", "Data-dependent branching\n  Explanation: Detected data-dependent "
+         "branching (e.g. `if my_tensor.sum() > 0:`). Dynamo does not support tracing dynamic control flow."),
+        ("Unsupported", "call_unimplemented", "Failed to trace builtin operator\n  Explanation: Dynamo does not "
+         "know how to trace builtin operator `{fn___name}` with argument types {real_arg_types} (has_kwargs "
+         "{has_kwargs})"),
+        ("Unsupported", "call_function", "call_function {self} {args} {kwargs}"),
+    ]
+    assert sites[1].cause == "AsPythonConstantNotImplementedError"  # from_exc= is the chained cause
+    # the same helper's name in another project is not Dynamo's
+    assert extract_python("vllm/worker.py", GRAPH_BREAKS) == []

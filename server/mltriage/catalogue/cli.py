@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from functools import lru_cache
@@ -97,15 +98,35 @@ def search(text: str, catalogue: Catalogue) -> list[CatalogueMatch]:
     lines = [ln for ln in text.splitlines() if ln.strip()][:MAX_LINES]
     stated = stated_releases(lines, catalogue)
     best: dict[str, CatalogueMatch] = {}
+    as_pasted: dict[str, CatalogueMatch] = {}
     for n, line in enumerate(lines):
         hints = hints_in(line)
         frame = frame_hint(lines, n)
         if frame is not None:
             hints.append(frame)
-        for m in match_line(parse_prefixes(line).message, catalogue, hints, stated=stated):
-            if m.entry.id not in best or m.rank > best[m.entry.id].rank:
-                best[m.entry.id] = m
-    return sorted(best.values(), key=lambda m: (tuple(-int(r) for r in m.rank), m.entry.id))
+        message = parse_prefixes(line).message
+        _keep_best(best, match_line(message, catalogue, hints, stated=stated))
+        # the line as pasted too: what reads as a log prefix may be the message's own start (NCCL v2.30.7-1
+        # src/init.cc: INFO "[Rank %d] %s comm %p ... - Init START"). Those matches come after every match of
+        # the message without it: a "[Rank 3] " is more often a prefix (c10d's logPrefix() of 2.6.0)
+        pasted = line.strip()
+        if message != pasted and _ONE_TAG.fullmatch(pasted[:len(pasted) - len(message)]):
+            _keep_best(as_pasted, match_line(pasted, catalogue, hints, stated=stated))
+    return _ranked(best.values()) + _ranked(m for i, m in as_pasted.items() if i not in best)
+
+
+_ONE_TAG = re.compile(r"\[[^\[\]]{1,40}\]\s*")  # a prefix that may be the message's own start: one bracketed tag
+
+
+def _ranked(matches) -> list[CatalogueMatch]:
+    return sorted(matches, key=lambda m: (tuple(-int(r) for r in m.rank), m.entry.id))
+
+
+def _keep_best(best: dict[str, CatalogueMatch], matches: list[CatalogueMatch]) -> None:
+    """An entry matched by several lines counts its best."""
+    for m in matches:
+        if m.entry.id not in best or m.rank > best[m.entry.id].rank:
+            best[m.entry.id] = m
 
 
 def _by_words(catalogue: Catalogue, text: str) -> list[Entry]:

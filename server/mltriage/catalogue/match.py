@@ -50,7 +50,7 @@ _HINTS = [
 # c10's "[W file.cpp:N] " and "[c10d] " tags, a logger name ("WARNING:name:"). A catalogued message starts
 # right after these; a match in the middle of some other sentence is not that message.
 _WRAPPERS = re.compile(
-    r"""(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort)(?:\[[^\]]*\])?:[ ]
+    r"""(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort|Unsupported|Failed)(?:\[[^\]]*\])?:[ ]
       | \S+?:\d+:[ ]\w*Warning:[ ]
       | [\w./-]+\.\w+:\d+(?:[ ]\([\w:~<>]+\))?[ ]NCCL[ ](?:WARN|INFO)[ ]
       | NCCL[ ](?:WARN|INFO)[ ]
@@ -156,7 +156,9 @@ def frame_hint(lines: list[str], before: int) -> Hint | None:
     return None
 
 
-_EXCEPTION = re.compile(r"\s*(?:[\w.]+\.)?(?P<kind>[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort))"
+# (Dynamo's torch._dynamo.exc.Unsupported and BackendCompilerFailed are exceptions too)
+_EXCEPTION = re.compile(r"\s*(?:[\w.]+\.)?(?P<kind>[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort"
+                        r"|Unsupported|Failed))"
                         r"(?:\[[^\]]*\])?: ")
 
 

@@ -135,6 +135,16 @@ def _raising_frame(finding: Finding) -> str | None:
     return finding.facts.get("raised_in") or finding.facts.get("user_frame")
 
 
+def _same_package(seen: str, site_path: str) -> bool:
+    """The innermost frame is a re-raise inside the package that raised (Dynamo's compile_wrapper re-raises
+    Unsupported with the traceback cut at ``torch/_dynamo/eval_frame.py``): a site under the same two
+    folders of an installed package (``torch/_dynamo/``) is the raise. The user's own files are in none."""
+    seen = seen.replace("\\", "/")
+    folders = site_path.removeprefix("src/").split("/")[:-1][:2]
+    return len(folders) == 2 and "/site-packages/" in seen and \
+        seen.partition("/site-packages/")[2].startswith("/".join(folders) + "/")
+
+
 def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, set[int]]) -> list[CatalogueMatch]:
     hints: list[Hint] = []
     raising_file = None  # the traceback's innermost frame: the file whose raise this is
@@ -157,7 +167,8 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, se
     if kind:  # an exception is the site that raises its type; the same words logged elsewhere are not it
         matches = [m for m in matches if kind.rpartition(".")[2] in m.entry.kinds]
     if raising_file:  # a plain "list index out of range" raised by the user's own code is no library's raise
-        matches = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)]
+        matches = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)] or \
+            [m for m in matches if any(_same_package(raising_file, s.path) for s in m.entry.sites)]
     elif kind:  # an exception line without its frames: a short fixed message may be anyone's (CPython's own)
         matches = [m for m in matches if "{" in m.entry.format or m.specificity >= MIN_FRAMELESS_LITERAL]
     return matches

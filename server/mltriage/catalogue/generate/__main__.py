@@ -71,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown project(s): {', '.join(unknown)}")
     t0 = time.perf_counter()
+    if args.check and not args.fetch:  # a release whose source is not cached would be left out, not compared
+        uncached = {name: SOURCES[name].missing() for name in args.projects if hasattr(SOURCES.get(name), "missing")}
+        uncached = {name: versions for name, versions in uncached.items() if versions}
+        if uncached:
+            for name, versions in uncached.items():
+                print(f"{name}: the sources of {', '.join(versions)} are not cached here (add --fetch)", file=sys.stderr)
+            return 2
     inputs = [_nccl_input() if name == "nccl" else _source_input(name, args.fetch) for name in args.projects]
     out = Path(tempfile.mkdtemp(prefix="catalogue-check-")) if args.check else args.out
     try:

@@ -23,6 +23,11 @@ LOG_LEVELS = {
 # print helpers of the stack that reach users without a logger (rank-0 printers, DeepSpeed's log_dist)
 PRINT_HELPERS = {"print_rank_0": "info", "print_rank_last": "info", "log_dist": "info", "print0": "info",
                  "log_single_rank": None, "warn_rank_0": "warning", "print_rank0": "info"}
+# Dynamo's graph-break helpers raise torch._dynamo.exc.Unsupported: `unimplemented(msg)` (2.0-2.6), then
+# `unimplemented_v2(gb_type=, context=, explanation=, hints=)` (2.7) renamed `unimplemented` (2.9); the
+# message is format_graph_break_message's "{gb_type}\n  Explanation: {explanation}\n  Hint: ...". Read in
+# torch's own files only (other projects' functions of these names are not Dynamo's).
+GRAPH_BREAKS = ("unimplemented", "unimplemented_v2", "unimplemented_with_warning")
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlLqjzt]*([diouxXeEfFgGcrsa%])")
 _PERCENT_TYPE = {"d": "int", "i": "int", "u": "int", "o": "int", "x": "hex", "X": "hex", "c": "char",
                  "e": "float", "E": "float", "f": "float", "F": "float", "g": "float", "G": "float"}
@@ -248,7 +253,30 @@ class _Visitor(ast.NodeVisitor):
                     level, args = _level_name(args[1]), args[2:]
                 if level and args:
                     self._add(node, level, _Message(self._names()).parts(args[0]))
+        if self.path.startswith("torch/") and _exception_name(node) in GRAPH_BREAKS:
+            self._graph_break(node)
         self.generic_visit(node)
+
+    def _graph_break(self, node: ast.Call) -> None:
+        """A Dynamo graph break: its gb_type line and its explanation (indented by four spaces past its
+        first line, as textwrap.indent does); the hints and the developer context are left out (lists
+        built at run time, and text for Dynamo's developers)."""
+        # the enclosing functions' names too: 2.9's generic_jump binds `_explanation` around the closure that breaks
+        message = _Message({name: value for scope in self.assigned for name, value in scope.items()})
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        cause = _exception_name(keywords["from_exc"]) if "from_exc" in keywords else None
+        if cause and isinstance(keywords["from_exc"], ast.Name):
+            cause = self.caught.get(cause, cause)
+        if "gb_type" not in keywords:  # the old form: unimplemented(msg, from_exc=...)
+            if node.args:
+                self._add(node, "Unsupported", message.parts(node.args[0]), cause)
+            return
+        parts = message.parts(keywords["gb_type"])
+        explanation = message.parts(keywords["explanation"]) if "explanation" in keywords else None
+        if parts and explanation:
+            parts = parts + ["\n  Explanation: "] + [p.replace("\n", "\n    ") if isinstance(p, str) else p
+                                                     for p in explanation]
+        self._add(node, "Unsupported", parts, cause)
 
     def _log_parts(self, node: ast.Call) -> list[Part] | None:
         message = _Message(self._names())
