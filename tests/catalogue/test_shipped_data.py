@@ -21,10 +21,13 @@ pytestmark = pytest.mark.skipif(not CATALOGUE.available, reason="catalogue data 
 
 @pytest.mark.skipif(not (MIRRORS / "huggingface+accelerate" / "repo").is_dir(), reason="no huggingface/accelerate mirror")
 def test_regenerating_a_project_reproduces_its_shipped_data_byte_for_byte():
-    # accelerate 1.15.0 is not tagged in the mirror: --fetch downloads its wheel (0.4 MB) once where not cached
-    done = subprocess.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "--fetch", "accelerate"],
+    # accelerate 1.15.0 is not tagged in the mirror: its wheel must be in the download cache (`--check --fetch accelerate`
+    # fills it once); tests never go to the network, so where it is not cached the check says so and the test skips
+    done = subprocess.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "accelerate"],
                           capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, timeout=600)
+    if done.returncode == 2:
+        pytest.skip("a release's source is not cached here: " + (done.stderr or done.stdout).strip()[-300:])
     assert done.returncode == 0 and done.stdout.strip().endswith("identical"), done.stdout[-2000:] + done.stderr[-2000:]
 
 
