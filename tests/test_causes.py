@@ -474,3 +474,9 @@ def test_a_timeout_after_the_loop_finished_and_one_at_start_up_are_told_apart():
                           "timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600031 "
                           "milliseconds before timing out.\n")
     assert early.findings[0].signature == "collective-timeout-at-start" and "SeqNum 2" in early.findings[0].title
+
+
+def test_every_wording_compiles():
+    # wordings compile lazily (the first line that lands on their literals): a bad pattern must still fail here
+    for wording in WORDINGS:
+        assert wording.compiled.pattern == wording.pattern

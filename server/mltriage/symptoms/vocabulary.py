@@ -9,7 +9,8 @@ releases, or two projects), so that no symptom rests on one sample's words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from enum import StrEnum
 from typing import Callable
 
@@ -192,11 +193,11 @@ class Wording:
     ignore_case: bool = False
     whole_line: bool = False  # match the line as logged, prefixes included (a logger's file:line names the component)
     given: tuple[tuple[str, object], ...] = ()  # facts every match of this wording states (what its text implies)
-    compiled: regex.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        flags = regex.IGNORECASE if self.ignore_case else 0
-        object.__setattr__(self, "compiled", regex.compile(self.pattern, flags | regex.VERSION0))
+    @cached_property
+    def compiled(self) -> regex.Pattern[str]:
+        # compiled the first time a line lands on the wording's literals: a short log compiles a few, not hundreds
+        return regex.compile(self.pattern, (regex.IGNORECASE if self.ignore_case else 0) | regex.VERSION0)
 
     def facts_of(self, m: regex.Match[str]) -> dict[str, object]:
         facts: dict[str, object] = dict(self.given)
