@@ -13,7 +13,6 @@ Curated findings always outrank catalogue findings (these are generic).
 
 from __future__ import annotations
 
-import re
 
 from bisect import bisect_right
 from collections import defaultdict

@@ -14,7 +14,6 @@ their evidence is the lines that established each fact.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from mltriage.command_line import with_flags
 from mltriage.library import Library, Rule
@@ -27,7 +26,7 @@ from mltriage.engine.findings import render_rule_text
 from mltriage.run_model.build import meaningful
 from mltriage.symptoms.observe import Observations
 from mltriage.symptoms.vocabulary import Symptom
-from mltriage.run_model.model import RunModel, Silence, Stop, StopKind
+from mltriage.run_model.model import RunModel, Stop, StopKind
 
 LEFT_EARLY = "torch-rank-left-early"
 STALL_PLAIN = "run-stalled-without-error"
