@@ -518,7 +518,9 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.WRONG_VALUES, ("Verification error @ element",), r"Verification error @ element",
       "NVIDIA/cuda-samples simpleP2P.cu: printf(\"Verification error @ element %i: val = %f, ref = %f\\n\", ...) (CUDA 4-12 samples)"),
     # a logged loss that is NaN/inf, in the forms the trainers print it (numerics-loss-nan's samples cite each)
-    W(Symptom.NAN_IN_OUTPUT, ("oss", "OSS"),  # the pattern needs "loss"/"LOSS": "inf" would land on every "NCCL INFO" line
+    # lands on the value, not on "loss" (every training step prints a loss); "INF" would land on every "NCCL INFO" line,
+    # so an upper-case INF is landed on with the loss word before it
+    W(Symptom.NAN_IN_OUTPUT, ("nan", "NaN", "NAN", "inf", "Infinity", "oss INF", "oss: INF", "oss=INF", "OSS INF", "OSS: INF", "OSS=INF"),
       r"(?P<metric>\b(?:[A-Za-z][\w.]{0,40}?)?[Ll](?:oss|OSS))(?:_\w{1,20})?\b['\"]?\s{0,8}(?:[:=]\s{0,8}|is\s{1,3})?['\"]?"
       r"(?:tensor\(|\[)?(?P<loss_value>-?(?:nan|NaN|NAN|inf|Infinity|INF))\b(?!_)",
       "huggingface/transformers v4.30-4.40 Trainer logs printed by ProgressCallback.on_log (str(logs): {'loss': nan, ...}); pytorch/examples "
@@ -1012,7 +1014,7 @@ WORDINGS: tuple[Wording, ...] = (
       r"you have (?P<package>[A-Za-z][\w.-]{0,100}) (?P<version>\d\S{0,60})\.",
       "pypa/pip src/pip/_internal/commands/check.py: \"%s %s has requirement %s, but you have %s %s.\" (pip check, 9-23.x)",
       given=(("form", "pip"),)),
-    W(Symptom.PACKAGE_VERSION, ("==",),
+    W(Symptom.PACKAGE_VERSION, tuple(f"=={d}" for d in "0123456789"),  # a version starts with a digit: "=====" banners are not landed on
       r"^\s{0,8}(?:\[(?:pip3?|conda)\]\s{1,8})?(?P<package>[A-Za-z][\w.-]{0,100})==(?P<version>\d[\w.+!-]{0,60})\s{0,4}$",
       "pypa/pip src/pip/_internal/operations/freeze.py: '{name}=={version}' per line (pip freeze, every release), and pytorch/pytorch "
       "torch/utils/collect_env.py's '[pip3] {name}=={version}' lines (1.x-2.x)"),
