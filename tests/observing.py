@@ -13,3 +13,21 @@ def observe(text: str):
     scanner.end()
     scanner.observations.finish()
     return scanner.observations
+
+
+def facts_observed(symptom, line: str, source: str, *, once: bool = False) -> dict:
+    """The facts of ``symptom`` observed on ``line`` (failing the test when the wording misses it; ``once``:
+    when two wordings said the same on it)."""
+    found = observe(line).of(symptom)
+    assert found, f"{symptom.value} not observed in {line!r} ({source})"
+    if once:
+        assert len(found) == 1, found  # one line, one observation: no two wordings say the same
+    return found[0].facts
+
+
+def sources_by_symptom(words) -> dict:
+    """The distinct sources each symptom of a WORDS table (symptom, line, source, facts) is tested in."""
+    by: dict = {}
+    for symptom, _, source, _ in words:
+        by.setdefault(symptom, set()).add(source)
+    return by

@@ -20,7 +20,7 @@ from mltriage.library import load_library
 from mltriage.run_model import Interconnect, Phase, StopKind
 from mltriage.symptoms import Symptom, Transport, WORDINGS
 import procs
-from observing import observe as _observe
+from observing import facts_observed, observe as _observe, sources_by_symptom
 
 ROOT = Path(__file__).resolve().parent.parent
 P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
@@ -152,17 +152,13 @@ WORDS = [
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
 def test_each_wording_is_observed_with_typed_facts(symptom, line, source, facts):
-    found = _observe(line).of(symptom)
-    assert found, f"{symptom.value} not observed in {line!r} ({source})"
+    got = facts_observed(symptom, line, source)
     for name, value in facts.items():
-        assert found[0].facts.get(name) == value and type(found[0].facts[name]) is type(value), (name, found[0].facts)
+        assert got.get(name) == value and type(got[name]) is type(value), (name, got)
 
 
 def test_every_symptom_here_has_wordings_from_two_sources():
-    by_symptom: dict[Symptom, set[str]] = {}
-    for symptom, _, source, _ in WORDS:
-        by_symptom.setdefault(symptom, set()).add(source)
-    for symptom, sources in by_symptom.items():
+    for symptom, sources in sources_by_symptom(WORDS).items():
         assert len(sources) >= 2, f"{symptom.value} is tested with one source only: {sources}"
     for wording in WORDINGS:
         assert len(wording.source) > 20, wording  # every wording says where its text comes from

@@ -19,6 +19,7 @@ from mltriage.run_model.network import classify
 from mltriage.symptoms import Symptom, WORDINGS
 
 from pathlib import Path
+from observing import sources_by_symptom
 
 ROOT = Path(__file__).resolve().parent.parent
 NETWORK_CAUSES = {"nccl-interface-unreachable", "nccl-container-network-isolated", "nccl-nodes-port-blocked", "nccl-versions-differ",
@@ -85,9 +86,7 @@ def test_each_wording_gives_its_symptom_with_typed_facts(symptom, line, source, 
 
 
 def test_every_network_symptom_has_two_sources():
-    by: dict[Symptom, set[str]] = {}
-    for symptom, _, source, _ in WORDS:
-        by.setdefault(symptom, set()).add(source)
+    by = sources_by_symptom(WORDS)
     for symptom in (Symptom.INTERFACE_CHOSEN, Symptom.NET_CHOSEN, Symptom.IB_ABSENT, Symptom.PEER_CONNECT_FAILED,
                     Symptom.PEER_CONNECTION_CLOSED, Symptom.MULTI_NODE):
         assert len(by.get(symptom, ())) >= 2, symptom

@@ -13,7 +13,7 @@ import pytest
 from cli_runner import run_cli
 from mltriage.engine import diagnose_path, diagnose_text
 from mltriage.symptoms import Symptom
-from observing import observe as _observe
+from observing import facts_observed, observe as _observe, sources_by_symptom
 
 CPU = Path(__file__).resolve().parent.parent / "corpus" / "cpu"
 
@@ -85,18 +85,13 @@ WORDS = [
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
 def test_each_wording_is_observed_with_typed_facts(symptom, line, source, facts):
-    found = _observe(line).of(symptom)
-    assert found, f"{symptom.value} not observed in {line!r} ({source})"
-    assert len(found) == 1, found  # one line, one observation: no two wordings say the same
+    got = facts_observed(symptom, line, source, once=True)
     for name, value in facts.items():
-        assert found[0].facts.get(name) == value and type(found[0].facts[name]) is type(value), (name, found[0].facts)
+        assert got.get(name) == value and type(got[name]) is type(value), (name, got)
 
 
 def test_each_new_symptom_is_tested_in_the_words_of_two_sources():
-    by_symptom: dict[Symptom, set[str]] = {}
-    for symptom, _, source, _ in WORDS:
-        by_symptom.setdefault(symptom, set()).add(source)
-    for symptom, sources in by_symptom.items():
+    for symptom, sources in sources_by_symptom(WORDS).items():
         assert len(sources) >= 2, (symptom, sources)
 
 

@@ -16,7 +16,7 @@ import procs
 from cli_runner import run_cli
 from mltriage.engine import diagnose_text
 from mltriage.symptoms import Symptom
-from observing import observe as _observe
+from observing import facts_observed, observe as _observe, sources_by_symptom
 
 # (symptom, line, its source, facts it must carry)
 WORDS = [
@@ -81,17 +81,13 @@ WORDS = [
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
 def test_each_wording_is_observed_with_its_facts(symptom, line, source, facts):
-    found = _observe(line).of(symptom)
-    assert found, f"{symptom.value} not observed in {line!r} ({source})"
+    got = facts_observed(symptom, line, source)
     for name, value in facts.items():
-        assert found[0].facts.get(name) == value, (name, found[0].facts)
+        assert got.get(name) == value, (name, got)
 
 
 def test_every_symptom_of_this_family_has_wordings_from_two_sources():
-    by_symptom: dict[Symptom, set[str]] = {}
-    for symptom, _, source, _ in WORDS:
-        by_symptom.setdefault(symptom, set()).add(source)
-    for symptom, sources in by_symptom.items():
+    for symptom, sources in sources_by_symptom(WORDS).items():
         assert len(sources) >= 2, f"{symptom.value} is tested with one source only: {sources}"
 
 
