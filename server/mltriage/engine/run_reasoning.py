@@ -47,7 +47,6 @@ def settle_findings(findings: list[Finding], run: RunFacts, observations: Observ
     _demote_survived_tracebacks(findings, run)
     _demote_unterminated_tracebacks(findings)
     _demote_warning_level_lines(findings)
-    _demote_fallbacks(findings)
 
 
 def derive_findings(findings: list[Finding], run: RunFacts, model: RunModel, library: Library) -> list[Finding]:
@@ -222,33 +221,26 @@ def _demote_interrupt_tracebacks(findings: list[Finding], observations: Observat
 # -- lines the program logged as warnings ---------------------------------------------------------------
 
 
-def _demote_warning_level_lines(findings: list[Finding]) -> None:
-    """A failure phrase inside a WARNING-level log line (vLLM's "WARNING mm-dd ... Failed to import ...",
-    a Python UserWarning) is something the program survived: where an error-level line names what
-    did end the run, the warning is context."""
-    ended = [f for f in findings if f.is_error and f.facts.get("log_level") != "warning"]
-    if not ended:
-        return
-    for f in findings:
-        if f.is_error and f.facts.get("log_level") == "warning":
-            f.severity, f.role = "warning", "context"
-            f.notes.append("the program logged this at WARNING level and went on; the error it stopped on is named first")
-
-
 # A warning line whose own words say the program took another path and went on
 # ("... falling back to NCCL", "custom all-reduce kernels are disabled", "skipping", "continuing without")
 _WENT_ON = re.compile(r"\bfall(?:ing|s)?[ -]?back\b|\bfallback to\b|\b(?:is|are|been|will be|was|were) (?:now )?disabled\b|\bdisabling\b|"
                       r"\bcontinuing without\b|\bskipping\b|\bwill (?:be )?(?:ignored|skipped)\b", re.IGNORECASE)
 
 
-def _demote_fallbacks(findings: list[Finding]) -> None:
-    """A failure phrase inside a WARNING-level line that says the program fell back or went on (TensorRT-LLM's
-    "[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice ... falling back to NCCL") is a
-    condition the program survived: a warning, whether or not another line ended the run."""
+def _demote_warning_level_lines(findings: list[Finding]) -> None:
+    """A failure phrase inside a WARNING-level log line is something the program survived. Where an
+    error-level line names what did end the run (vLLM's "WARNING mm-dd ... Failed to import ...", a Python
+    UserWarning), the warning is context; where the line itself says the program fell back or went on
+    (TensorRT-LLM's "[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice ... falling back
+    to NCCL"), it is a warning whether or not another line ended the run."""
+    ended = any(f.is_error and f.facts.get("log_level") != "warning" for f in findings)
     for f in findings:
-        if not f.is_error or f.facts.get("log_level") != "warning" or f.block is not None:
+        if not f.is_error or f.facts.get("log_level") != "warning":
             continue
-        if any(_WENT_ON.search(line) for line in f.evidence[-1:]):
+        if ended:
+            f.severity, f.role = "warning", "context"
+            f.notes.append("the program logged this at WARNING level and went on; the error it stopped on is named first")
+        elif f.block is None and any(_WENT_ON.search(line) for line in f.evidence[-1:]):
             f.severity = "warning"
             f.notes.append("the program logged this at WARNING level and said it falls back or goes on: a condition it survived")
 

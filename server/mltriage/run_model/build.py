@@ -32,12 +32,14 @@ _NCCL_TEARDOWN = re.compile(r"Destroy COMPLETE|- Abort|Connection closed|Closing
 # nccl-tests' column header; p2pBandwidthLatencyTest's matrix titles ("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
 # "P2P=Enabled Latency (P2P Writes) Matrix (us)") and their column rows ("   D\\D     0      1", "   GPU     0      1")
 _BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b|\bMatrix \((?:GB/s|us)\)|^\s*(?:D\\D|GPU|CPU)(?:\s+\d{1,3})+\s*$")
-_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|char|int|int8|uint8|int32|uint32|int64|uint64|fp8\w*)\s"
+# nccl-tests' data types (1.x: char/int; 2.x: int8 ... fp8)
+_BENCH_TYPES = r"(?:float|half|bfloat16|double|char|int|int8|uint8|int32|uint32|int64|uint64|fp8\w*)"
+_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+" + _BENCH_TYPES + r"\s"
                         r"|^\s*\d{1,3}(?:\s+\d{1,7}\.\d{1,3})+\s*$")  # a result row; a matrix row (device, then numbers)
 # nccl-tests prints a row's size, count, type, op and root before it runs that size (v2.13.9 src/common.cu:
 # PRINT("%12li  %12li  %8s  %6s  %6s", ...) then BenchTime twice, then "\n"; v2.0.0 src/all_gather.cu "%12li  %12li  %6s",
 # all_reduce.cu "%12li  %12li  %6s  %6s"): the row's start alone is a collective in flight
-_BENCH_ROW_OPEN = re.compile(r"^\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|char|int|int8|uint8|int32|uint32|int64|uint64|fp8\w*)(?:\s+[a-z]\w{0,8})?(?:\s+-?\d+)?\s*$")
+_BENCH_ROW_OPEN = re.compile(r"^\s*\d+\s+\d+\s+" + _BENCH_TYPES + r"(?:\s+[a-z]\w{0,8})?(?:\s+-?\d+)?\s*$")
 _PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
 
 _PHASE_OF = {
