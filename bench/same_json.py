@@ -28,8 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 RUNNER = r"""
-import contextlib, io, json, sys
+import contextlib, io, json, os, sys
+import mltriage
 from mltriage.cli import main
+# the tree asked for, never an installed copy that PYTHONPATH fell through to
+assert os.path.realpath(mltriage.__file__).startswith(os.path.realpath(sys.argv[2])), (mltriage.__file__, sys.argv[2])
 out = open(sys.argv[1], "w")
 for path in sys.stdin.read().splitlines():
     buf = io.StringIO()
@@ -51,7 +54,9 @@ def inputs(root: Path) -> list[str]:
 
 def run_tree(tree: Path, paths: list[str], out: Path) -> dict[str, dict]:
     env = {**os.environ, "PYTHONPATH": str(tree / "server"), "PYTHONHASHSEED": "0"}
-    subprocess.run([sys.executable, "-c", RUNNER, str(out)], input="\n".join(paths), text=True, env=env, check=True)
+    if not (tree / "server" / "mltriage" / "__init__.py").is_file():
+        raise SystemExit(f"{tree} holds no server/mltriage: not a source tree of mltriage")
+    subprocess.run([sys.executable, "-c", RUNNER, str(out), str(tree / "server")], input="\n".join(paths), text=True, env=env, check=True)
     return {doc["input"]: doc for doc in map(json.loads, out.read_text().splitlines())}
 
 

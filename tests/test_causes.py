@@ -476,3 +476,16 @@ def test_every_wording_compiles():
     # wordings compile lazily (the first line that lands on their literals): a bad pattern must still fail here
     for wording in WORDINGS:
         assert wording.compiled.pattern == wording.pattern
+
+
+def test_every_condition_a_cause_names_is_judged_by_one_registered_function():
+    """Causes name conditions; one registry (mltriage.causes.conditions) holds what each means and
+    its judge, so a name no function judges cannot pass the schema, and no condition is dead."""
+    from mltriage.causes.conditions import CONDITIONS
+
+    named = {c for rule in load_library().rules.values() for key in ("requires", "requires_any", "rules_out")
+             for c in (rule.cause or {}).get(key) or []}
+    assert named and named <= set(CONDITIONS)
+    assert all(c.meaning and callable(c.judge) for c in CONDITIONS.values())
+    # the evaluator's own (warns_alone) and the frameworks' family are the only ones no signature names today
+    assert set(CONDITIONS) - named <= {"timeout-or-hang", "sglang", "vllm", "tensorrt-llm"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from mltriage.causes.conditions import CONDITIONS
 from mltriage.run_model.model import Phase, Silence, StopKind
 from mltriage.symptoms.vocabulary import Symptom
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -117,58 +118,8 @@ class Matcher(_Strict):
         return value
 
 
-# What a cause can ask of the run model (mltriage.run_model); the causes stage owns their meaning.
-Condition = Literal[
-    "multi-gpu",  # two or more GPUs/ranks take part
-    "pcie",  # the GPUs talk over PCIe (PCIe-only models, P2P/SHM transports without NVLink, vLLM turning custom all-reduce off)
-    "nvlink",  # NVLink / NVSwitch GPUs
-    "custom-allreduce",  # a custom all-reduce (vLLM, TensorRT-LLM, SGLang) is on the failing path or enabled
-    "tensorrt-llm", "vllm", "sglang",  # the run is one of these
-    "p2p-disabled",  # the run already set NCCL_P2P_DISABLE=1
-    "no-error",  # no error line was found (the cause explains a run that said nothing)
-    "nccl-versions-differ",  # the log shows two NCCL releases (major.minor) in one job
-    "socket-ifname-set",  # the run set NCCL_SOCKET_IFNAME (NCCL reported it)
-    "finished-before-timeout",  # a rank said it finished its loop before a collective timed out in the same input
-    "early-collective",  # the collective that timed out is among the process group's first (SeqNum <= 4)
-    # the network between nodes (run_model.network)
-    "multi-node",  # the run spans nodes: two hosts in NCCL's prefixes, or a launcher/command line/user says N > 1 nodes
-    "interface-unusable",  # a multi-node run's NCCL uses loopback, a container bridge, a VPN/VM interface or link-local
-    "peer-address-unusable",  # a connect failed to a loopback/bridge/link-local peer address (NCCL's own, or across nodes)
-    "container-network",  # a multi-node run's ranks advertise container-bridge addresses (or one address on two hosts)
-    "connect-failed",  # a TCP connect to a peer failed for good, or an open connection to one closed
-    "setup-not-finished",  # the run stopped before any communicator was ready
-    "setup-failed-unexplained",  # an unrecognised error line or a noted/dumped hang, and no line error finding
-    "garbage-address-unexplained",  # NCCL read a garbage peer address and the run left NCCL_SOCKET_IFNAME alone
-    "store-address-loopback",  # c10d's store/rendezvous client connected to a loopback address (MASTER_ADDR=localhost)
-    "roce-transfer-failed",  # a RoCE port, and a retry-exceeded completion (status 12) or a noted hang between nodes
-    # numeric precision (the run model's precision and GPU facts)
-    "precision-fp16",  # the run computes in fp16 (fp16=True, --dtype half, "fp16": {"enabled": true}, mixed precision fp16, autocast)
-    "precision-not-fp16",  # the run says it computes in bf16 or fp32
-    "gpu-without-bf16",  # the log names a GPU without bf16 (V100, T4, RTX 20xx...): its runs use fp16 or fp32
-    "beyond-fp16-range",  # a value dump shows magnitudes beyond 65504, or a debug hook found inf/nan in a layer
-    "nan-image",  # numpy cast NaN pixels to 8-bit in an image/video conversion (black images)
-    "launch-timed-out",  # CUDA reported cudaErrorLaunchTimeout (a display watchdog ended a kernel)
-    "unknown-error-after-kernel",  # CUDA error 999 came back from a synchronize or a copy that waited for kernels
-    "oom-in-eval",  # the GPU OOM's traceback runs through an evaluation/validation loop
-    "serving-engine",  # the run is vLLM or SGLang (its framework lines, or its CUDA graph capture lines)
-    "shared-memory",  # the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)
-    # what a rank was doing before a collective timed out (mltriage.causes.evaluate, the collective-timeout block)
-    "preparation-before-timeout",  # the last thing shown before the timeout is data preparation (dataset map, tokenising)
-    "long-step-before-timeout",  # an unfinished progress bar had run about as long as the process-group timeout
-    "failed-in-preparation-barrier",  # the run failed with ranks waiting in main_process_first's barrier
-    "work-before-timeout",  # the last thing shown before the timeout is an evaluation or a checkpoint save
-    "uneven-stop",  # ranks hold different numbers of batches and the run timed out, hung or lost a rank
-    "timeout-or-hang",  # a collective timed out, or the run stopped in a hang
-    "no-root-error",  # no root-cause error of the ranks' own (timeouts and the launcher's reports are consequences)
-    "timeout-differential",  # always holds: what the timed-out collective was, and which causes it makes likelier
-    # version and toolchain mismatches
-    "import-from-installed-package",  # a failed import names an installed package (dotted module, site-packages path, another package's frame)
-    "requirement-raised",  # a library raised because an installed version fails its stated requirement (transformers' require_version)
-    "transformers-older-than-model",  # transformers did not know a model type (notes the version the log lists against the form it raised)
-    "waiting-on-build-lock",  # a process waits in torch.utils.file_baton FileBaton.wait (a frame, a py-spy line, its warning)
-    "stopped-in-jit-build",  # the run stopped (hang, Ctrl-C, or the log ends) right after a JIT extension build began
-    "deepspeed-config-model",  # the config model pydantic rejected is one of DeepSpeed's (DeepSpeedZeroConfig, DeepSpeedConfigModel ...)
-]
+# What a cause can ask of the run model: the names the causes stage registers (mltriage.causes.conditions)
+Condition = Literal[tuple(CONDITIONS)]  # type: ignore[valid-type]
 # the names come from their owners: the run model's enums and the vocabulary
 StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]
 PhaseName = Literal[tuple(p.label for p in Phase)]  # type: ignore[valid-type]
