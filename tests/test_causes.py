@@ -81,6 +81,21 @@ WORDS = [
      "recorded: corpus/cpu/tcpstore_host_unresolvable.log", {"host": "no-such-host.invalid", "port": 29511, "gai_error": -2}),
     (Symptom.HOST_UNRESOLVED, "socket.gaierror: [Errno -3] Temporary failure in name resolution", "CPython 3.11 socketmodule.c set_gaierror",
      {"gai_error": -3}),
+    # the lowest layer's words, carried by programs with no wording of their own (recorded here)
+    (Symptom.HOST_UNRESOLVED, "ssh: Could not resolve hostname nonexistent-host.invalid: Name or service not known",
+     "recorded here: ssh -o BatchMode=yes nonexistent-host.invalid (OpenSSH 9.2, glibc gai_strerror)", {"host": "nonexistent-host.invalid"}),
+    (Symptom.HOST_UNRESOLVED, "curl: (6) Could not resolve host: nonexistent-host.invalid",
+     "recorded here: curl -sS http://nonexistent-host.invalid/ (curl 7.88)", {"host": "nonexistent-host.invalid"}),
+    (Symptom.PEER_CONNECT_FAILED, "ConnectionRefusedError: [Errno 111] Connection refused",
+     "recorded here: CPython 3.11.7 socket.create_connection(('127.0.0.1', 9))", {"reason": "Connection refused", "layer": "os"}),
+    (Symptom.PEER_CONNECT_FAILED, "OSError: [Errno 113] No route to host",
+     "recorded here: CPython 3.11.7 socket.create_connection(('2001:db8::1', 80))", {"reason": "No route to host"}),
+    (Symptom.PEER_CONNECT_FAILED, "127.0.0.1[0: 127.0.0.1]: errno=Connection refused", "recorded here: git 2.39.5 clone git://127.0.0.1:9/x",
+     {"reason": "Connection refused"}),
+    (Symptom.NCCL_RESULT_UNKNOWN, "Failed, NCCL error /workspace/cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp:183 'unknown result code'",
+     "NVIDIA/nccl-tests src/common.h NCCLCHECK format with NVIDIA/nccl src/init.cc ncclGetErrorString default", {"line": 183}),
+    (Symptom.NCCL_RESULT_UNKNOWN, "RuntimeError: NCCL error: unknown result code",
+     "vllm-project/vllm pynccl_wrapper.py NCCL_CHECK with NVIDIA/nccl src/init.cc ncclGetErrorString default", {}),
     (Symptom.SOCKET_ADDRESS_INVALID, "node3:1958:2011 [3] misc/socket.cc:814 NCCL WARN ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)",
      "NVIDIA/nccl v2.27.3-1 src/misc/socket.cc:814", {"family": 59936}),
     (Symptom.SOCKET_ADDRESS_INVALID, "node3:1958:2011 [3] include/socket.h:373 NCCL WARN Net : connecting to address 10.0.0.2<0> with family 0 is neither AF_INET(2) nor AF_INET6(10)",
@@ -489,3 +504,47 @@ def test_every_condition_a_cause_names_is_judged_by_one_registered_function():
     assert all(c.meaning and callable(c.judge) for c in CONDITIONS.values())
     # the evaluator's own (warns_alone) and the frameworks' family are the only ones no signature names today
     assert set(CONDITIONS) - named <= {"timeout-or-hang", "sglang", "vllm", "tensorrt-llm"}
+
+
+def test_a_carriers_own_wording_keeps_its_facts_and_the_errno_text_is_only_a_fallback():
+    """torch's c10d line names its peer and port: the errno's generic wording adds no second observation."""
+    from observing import observe
+
+    c10d = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-a]:29500 (errno: 111 - Connection refused)."
+    got = [o.facts for o in observe(c10d).of(Symptom.PEER_CONNECT_FAILED)]
+    assert len(got) == 1 and got[0].get("layer") == "c10d" and got[0].get("port") == 29500
+    retry = "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(...: [Errno 111] Connection refused)'"
+    assert not observe(retry).of(Symptom.PEER_CONNECT_FAILED)
+
+
+@pytest.mark.parametrize("text, cause", [
+    # a launcher or service with no wording of its own: the errno text names the cause
+    ("Traceback (most recent call last):\n  File \"/opt/app/launch.py\", line 12, in <module>\n    sock.connect((host, port))\n"
+     "ConnectionRefusedError: [Errno 111] Connection refused\n", "peer-connect-failed"),
+    ("fatal: unable to connect to 127.0.0.1:\n127.0.0.1[0: 127.0.0.1]: errno=Connection refused\n", "peer-connect-failed"),
+    ("ssh: Could not resolve hostname nonexistent-host.invalid: Name or service not known\n", "rendezvous-host-unresolved"),
+    ("Failed, NCCL error /workspace/cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp:183 'unknown result code'\n", "nccl-result-code-unknown"),
+    ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unknown result code, NCCL version 2.14.3\n",
+     "nccl-result-code-unknown"),
+])
+def test_the_lowest_layers_words_name_the_cause_in_any_carrier(text, cause):
+    d = diagnose_text(text)
+    assert d.root_cause is not None and d.root_cause.signature == cause, [(f.signature, f.role) for f in d.findings]
+
+
+def test_a_download_that_cannot_resolve_its_host_is_not_a_rendezvous_failure():
+    """The urllib3 chain of a Hub download: the lookup that failed was huggingface.co's."""
+    text = ("socket.gaierror: [Errno -3] Temporary failure in name resolution\n"
+            "urllib3.exceptions.NameResolutionError: <urllib3.connection.HTTPSConnection object at 0x7f2b1c0>: Failed to resolve "
+            "'huggingface.co' ([Errno -3] Temporary failure in name resolution)\n")
+    d = diagnose_text(text)
+    assert "rendezvous-host-unresolved" not in [f.signature for f in d.findings if f.is_error]
+
+
+def test_a_connect_refused_mid_run_is_no_set_up_failure():
+    """Past the first steps a refused connect follows a peer that died: the set-up cause stays quiet."""
+    from pathlib import Path
+
+    steps = "".join(f"{{'loss': 0.{i:04d}, 'learning_rate': 4.9e-05, 'epoch': 0.{i:02d}}}\n" for i in range(1, 30))
+    text = "NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n" + steps + "ConnectionRefusedError: [Errno 111] Connection refused\n"
+    assert "peer-connect-failed" not in [f.signature for f in diagnose_text(text).findings]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from mltriage.masking import clip
-from mltriage.symptoms.vocabulary import BY_LITERAL, Symptom, Wording
+from mltriage.symptoms.vocabulary import BELOW_ERROR_LEVEL, BY_LITERAL, Symptom, Wording
 
 KEPT = 8  # observations kept per (symptom, input); the rest are counted, and the last one kept
 MATCH_CHARS = 4096  # a wording is matched in this much of a line's message
@@ -82,19 +82,30 @@ class Observations:
         """Match the wordings of the symptom literals ``present`` on this line. ``ahead``: the bytes
         that follow the line in its block (for the symptoms that span lines)."""
         tried: set[int] = set()
+        fallbacks: list[Wording] = []
+        matched: set[Symptom] = set()
         for literal in present:
             for wording in BY_LITERAL.get(literal, ()):
                 if id(wording) in tried:
                     continue
                 tried.add(id(wording))
-                self._try(wording, message, text, source, line, rank, ahead)
+                if wording.fallback:
+                    fallbacks.append(wording)
+                elif self._try(wording, message, text, source, line, rank, ahead):
+                    matched.add(wording.symptom)
+        if fallbacks and BELOW_ERROR_LEVEL.match(text):
+            return
+        for wording in fallbacks:
+            if wording.symptom not in matched and self._try(wording, message, text, source, line, rank, ahead):
+                matched.add(wording.symptom)
 
     def _try(self, wording: Wording, message: str, text: str, source: str, line: int, rank: int | None,
-             ahead: bytes | None) -> None:
+             ahead: bytes | None) -> bool:
+        """Match one wording on the line; True when it matched (counted past saturation too)."""
         key = (wording.symptom, source)
         if self._key_counts.get(key, 0) >= SATURATED:
             self._count(key)
-            return
+            return True
         subject = text if wording.whole_line else message
         if wording.symptom is Symptom.PROGRESS_BAR:  # a bar redrawn with \r: its last state is what it had reached
             subject = subject.rstrip("\r").rsplit("\r", 1)[-1]
@@ -102,7 +113,7 @@ class Observations:
         # and each searches at most MATCH_CHARS characters
         m = wording.compiled.search(subject[:MATCH_CHARS])
         if m is None:
-            return
+            return False
         facts = wording.facts_of(m)
         if wording.symptom is Symptom.TENSOR_PRINTED:
             args = (message[m.start():], source, line, rank, text)
@@ -110,7 +121,7 @@ class Observations:
                 self.pending.append(("tensor", args, ahead))  # the repr may go on in the next block
             else:
                 self._tensor(*args, ahead)
-            return
+            return True
         if wording.symptom is Symptom.P2P_BANDWIDTH:
             if ahead is not None and len(ahead) < LOOKAHEAD_BYTES:
                 self.pending.append(("matrix", (facts, source, line, text), ahead))
@@ -131,6 +142,7 @@ class Observations:
                     self.add(Observation(Symptom.MODEL_TYPE_UNKNOWN, source, line, rank, clip(text, 400), {
                         "model_type": facts.get("key"), "transformers_before": "4.37", "form": "config-mapping-key-error"}))
         self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
+        return True
 
     def add(self, obs: Observation) -> None:
         key = (obs.symptom, obs.source)

@@ -76,6 +76,7 @@ class Symptom(StrEnum):
     PEER_CONNECTION_CLOSED = "peer-connection-closed"  # an open socket to a peer was closed or reset (facts: peer, port)
     MULTI_NODE = "multi-node"  # a launcher, a command line or the user says the run spans nodes (facts: nodes)
     ROCE_LINK = "roce-link"  # an RDMA port whose link layer is Ethernet (RoCE): its GID index decides what the peer reaches
+    NCCL_RESULT_UNKNOWN = "nccl-result-unknown"  # ncclGetErrorString did not know the code: caller and libnccl are different releases
     SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
     # the platform's services
     FABRIC_MANAGER_DOWN = "fabric-manager-down"  # NVIDIA Fabric Manager (NVSwitch set-up) failed to start (facts: fm_version, driver_version)
@@ -179,9 +180,14 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
-    "shm": _bool, "num_gpus": _int, "nodes": _count,
+    "shm": _bool, "num_gpus": _int, "nodes": _count, "line": _int,
     "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
 }
+
+
+# a logger's level below error at the head of a line (NCCL/vLLM "INFO", Python "WARNING:", glog "W1202 ..." and
+# torch's "[W socket.cpp:...]"): a fallback wording's errno text there is a retry or a notice the program went past
+BELOW_ERROR_LEVEL = regex.compile(r"^(?:[IWD]\d{4} |[^\n]{0,80}?(?:\b(?:INFO|DEBUG|TRACE|WARN|WARNING)\b|\[[IWD] ))")
 
 
 @dataclass(frozen=True)
@@ -193,6 +199,9 @@ class Wording:
     ignore_case: bool = False
     whole_line: bool = False  # match the line as logged, prefixes included (a logger's file:line names the component)
     given: tuple[tuple[str, object], ...] = ()  # facts every match of this wording states (what its text implies)
+    # the lowest layer's words (an errno's or the resolver's text, whatever program carried it): observed
+    # only on a line no other wording of the same symptom matched, so a carrier's own wording keeps its facts
+    fallback: bool = False
 
     @cached_property
     def compiled(self) -> regex.Pattern[str]:
@@ -410,6 +419,42 @@ WORDINGS: tuple[Wording, ...] = (
       r"Read error \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5}): Connection reset by peer|Connection closed by peer \[(?P<peer>[^\]\s]{1,255})\]:(?P<port>\d{1,5})",
       "pytorch/gloo gloo/transport/tcp/pair.cc: GLOO_ERROR \"Read error \", peer, \": \", strerror(errno) and \"Connection closed by "
       "peer \", peer (recorded: corpus/cpu/gloo_peer_killed.log, torch 2.13.0)", given=(("layer", "gloo"),)),
+    # the lowest layer's words, whatever program carried them (ssh, curl, git, Python, Go, a launcher's own
+    # message): the resolver's gai_strerror text and the socket errno's strerror text (fallbacks: a carrier's
+    # own wording above keeps its facts)
+    W(Symptom.HOST_UNRESOLVED, ("Name or service not known", "Temporary failure in name resolution", "No address associated with hostname",
+                                "nodename nor servname provided", "Name does not resolve", "Could not resolve host", "no such host"),
+      r"(?:(?:resolve(?: hostname)?|resolving|lookup|hostname|getaddrinfo)[\s(]{1,4}'?(?P<host>[A-Za-z0-9][\w.-]{0,252}?)'?(?::\d{1,5})?[:\s()][^\n]{0,160}?)?"
+      r"(?P<reason>Name or service not known|Temporary failure in name resolution|No address associated with hostname|"
+      r"nodename nor servname provided, or not known|Name does not resolve|Could not resolve host(?!name)|no such host)(?:: (?P<host>[A-Za-z0-9][\w.-]{0,252}))?",
+      "glibc resolv/gai_strerror-strs.h (EAI_NONAME \"Name or service not known\", EAI_AGAIN \"Temporary failure in name resolution\", "
+      "EAI_NODATA \"No address associated with hostname\"), musl src/network/gai_strerror.c (\"Name does not resolve\"), macOS libinfo; "
+      "as carried by OpenSSH (\"ssh: Could not resolve hostname %s: %s\", recorded here with ssh 9.2) and curl lib/strerror.c "
+      "(\"Could not resolve host: %s\", recorded here with curl 7.88); Go net's \"lookup %s: no such host\"", fallback=True),
+    W(Symptom.PEER_CONNECT_FAILED, ("Connection refused", "connection refused", "No route to host", "no route to host",
+                                    "Network is unreachable", "network is unreachable", "Host is unreachable", "Connection timed out"),
+      # (not a line that says it will retry: an attempt while the other side starts is no failure yet)
+      r"^(?![^\n]{0,600}?\bretry(?:ing)?\b)[^\n]{0,600}?"
+      r"(?:(?P<peer>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]{0,62}(?:\.[\w-]{1,63}){0,8})(?::| port )(?P<port>\d{1,5})\b[^\n]{0,200}?)?"
+      # (ETIMEDOUT alone is also a read's or a download's timeout: only where the line says it was a connect)
+      r"(?P<reason>Connection refused|No route to host|Network is unreachable|Host is unreachable|(?<=\bconnect\w{0,4}\b[^\n]{0,200}?)Connection timed out)",
+      "glibc sysdeps/gnu/errlist.h strerror (ECONNREFUSED \"Connection refused\", EHOSTUNREACH \"No route to host\", ENETUNREACH "
+      "\"Network is unreachable\", ETIMEDOUT \"Connection timed out\"), musl src/errno/__strerror.h (\"Host is unreachable\"), Go syscall "
+      "(lower case); as carried by CPython's OSError (\"ConnectionRefusedError: [Errno 111] Connection refused\", \"OSError: [Errno 113] "
+      "No route to host\", recorded here with CPython 3.11) and git connect.c (\"%s[%d: %s]: errno=%s\", recorded here with git 2.39)",
+      ignore_case=True, fallback=True, given=(("layer", "os"),)),
+    # ncclGetErrorString's default: a result code this libnccl does not know (NVIDIA/nccl src/init.cc, v2.4.8-1..v2.30.7-1)
+    W(Symptom.NCCL_RESULT_UNKNOWN, ("unknown result code",),
+      r"NCCL error (?:in: )?(?P<file>[^\s:,']{1,300}):(?P<line>\d{1,6}),? '?unknown result code",
+      "NVIDIA/nccl-tests src/common.h NCCLCHECK printf(\"Failed, NCCL error %s:%d '%s'\\n\", __FILE__, __LINE__, ncclGetErrorString(res)) "
+      "(the form TensorRT-LLM's and many programs' NCCLCHECK copy) and PyTorch torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK "
+      "\"NCCL error in: \" + __FILE__ + \":\" + __LINE__ + \", \" + ncclGetErrorWithVersion(result) (1.13-2.x), with NVIDIA/nccl src/init.cc "
+      "ncclGetErrorString's default \"unknown result code\""),
+    W(Symptom.NCCL_RESULT_UNKNOWN, ("unknown result code",),
+      r"(?:NCCL|Nccl|nccl)\w{0,20} ?(?:Error|error)\b[^\n]{0,200}?unknown result code",
+      "vLLM vllm/distributed/device_communicators/pynccl_wrapper.py NCCL_CHECK: RuntimeError(f\"NCCL error: {error_str}\") (0.4.1+) and "
+      "SGLang sglang/srt/distributed/device_communicators/pynccl_wrapper.py (the same), each with NVIDIA/nccl src/init.cc "
+      "ncclGetErrorString's default \"unknown result code\""),
     # how many nodes: launchers' own words, command lines, and users' descriptions
     # (not NCCL's "nRanks %d nNodes %d localRanks %d": its nodes are NCCL's own grouping, and one host with
     # NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 reports nNodes 2: corpus/gpu/nccl_p2p_shm_disable.log)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from mltriage.causes.conditions.registry import Judged, condition
 from mltriage.masking import clip
 from mltriage.model import Finding
@@ -144,3 +146,43 @@ def _roce_transfer_failed(run: RunModel, findings: list[Finding], observations: 
     if gid is not None:
         why.append(f"the run set NCCL_IB_GID_INDEX={gid}: check it against show_gids on every node")
     return Judged(True, why, (roce.text,))
+
+
+# an HTTP client's words on a failed lookup or connect: a download (a model hub, a package index), not a rank's peer
+_WEB_REQUEST = re.compile(r"HTTPS?Connection|urllib|requests\.exceptions|Max retries exceeded|https?://|\bcurl\b|huggingface\.co|hf\.co\b|"
+                          r"pypi\.org|pythonhosted|NameResolutionError|NewConnectionError|ProxyError")
+WEB_FINDINGS = frozenset({"hf-hub-offline-or-unreachable"})
+
+
+@condition("web-request-failed", "the failed lookup or connect was an HTTP download (a model hub, a package index), not a rank's peer")
+def _web_request_failed(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    for obs in observations.of(Symptom.HOST_UNRESOLVED) + observations.of(Symptom.PEER_CONNECT_FAILED):
+        if _WEB_REQUEST.search(obs.text):
+            return Judged(True, [f"the request that failed was a download (line {obs.line}): {clip(obs.text.strip(), 100)}"])
+    web = next((f for f in findings if f.is_error and f.signature in WEB_FINDINGS), None)
+    return Judged(web is not None, [f"{web.title} (line {web.line})"] if web else [])
+
+
+_REASON_HINTS = {
+    "connection refused": "nothing listens at that address and port: the side that should accept (rank 0's TCPStore, the master's "
+                          "rendezvous, the other node's listener) had not started yet, had already exited, or listens on another "
+                          "address or port",
+    "no route to host": "no route reaches that address: the address is on a network this host is not on (the wrong interface or "
+                        "subnet), or a firewall rejects the packets",
+    "host is unreachable": "no route reaches that address: the wrong interface or subnet, or a firewall rejecting the packets",
+    "network is unreachable": "this host has no route to that network at all: the address belongs to another network (a private "
+                              "address of another site or container, an IPv6 address without IPv6 routing)",
+    "connection timed out": "the connection attempt got no answer: a firewall or security group drops the packets, or the address "
+                            "is not the peer's",
+}
+
+
+@condition("connect-failed-reason", "always holds: why the first connect to a peer failed, from its errno (refused, no route, unreachable, timed out)")
+def _connect_failed_reason(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    first = observations.first(Symptom.PEER_CONNECT_FAILED)
+    reason = str(first.facts.get("reason", "")).lower() if first is not None else ""
+    hint = next((h for k, h in _REASON_HINTS.items() if k in reason), None)
+    if first is None or hint is None:
+        return Judged(True, [])
+    where = f"{first.facts['peer']}:{first.facts['port']}" if first.facts.get("peer") and first.facts.get("port") else "the peer"
+    return Judged(True, [f"the connect to {where} failed with \"{first.facts.get('reason')}\" (line {first.line}): {hint}"])
