@@ -81,6 +81,10 @@ WORDS = [
      "recorded: corpus/cpu/tcpstore_host_unresolvable.log", {"host": "no-such-host.invalid", "port": 29511, "gai_error": -2}),
     (Symptom.HOST_UNRESOLVED, "socket.gaierror: [Errno -3] Temporary failure in name resolution", "CPython 3.11 socketmodule.c set_gaierror",
      {"gai_error": -3}),
+    (Symptom.FP16_RANGE_EXCEEDED, "encoder.block.2.layer.1.DenseReluDense.wo has infs",
+     "huggingface/transformers v4.40.0 debug_utils.py detect_overflow", {"where": "encoder.block.2.layer.1.DenseReluDense.wo"}),
+    (Symptom.FP16_RANGE_EXCEEDED, "Detected inf/nan during batch_number=3",
+     "huggingface/transformers v4.40.0 debug_utils.py DebugUnderflowOverflow.analyse_model", {"batch": "3"}),
     # the lowest layer's words, carried by programs with no wording of their own (recorded here)
     (Symptom.HOST_UNRESOLVED, "ssh: Could not resolve hostname nonexistent-host.invalid: Name or service not known",
      "recorded here: ssh -o BatchMode=yes nonexistent-host.invalid (OpenSSH 9.2, glibc gai_strerror)", {"host": "nonexistent-host.invalid"}),

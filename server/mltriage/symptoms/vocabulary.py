@@ -668,6 +668,11 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.FP16_RANGE_EXCEEDED, ("Detected inf/nan during batch_number=",), r"Detected inf/nan during batch_number=(?P<batch>\d{1,9})",
       "huggingface/transformers v4.40.0 src/transformers/debug_utils.py DebugUnderflowOverflow.analyse_model: "
       "print(f\"\\nDetected inf/nan during batch_number={self.batch_number}\")"),
+    # detect_overflow's per-tensor report: the first "has infs" is where values left the range (downstream "has nans" follow)
+    W(Symptom.FP16_RANGE_EXCEEDED, (" has infs", " has inf"),
+      r"^\s{0,8}(?P<where>[A-Za-z_][\w.:\[\] -]{0,120}?) has infs?\s{0,4}$",
+      "huggingface/transformers src/transformers/debug_utils.py detect_overflow (v4.5.0..v5.x): print(f\"{ctx} has infs\") after "
+      "print(f\"{ctx} has nans\"), the helper DebugUnderflowOverflow and users' own per-layer checks call (ctx: the module's name)"),
     # AUTOMATIC1111's NaN check adds its precision sentence only when the model runs in half precision
     W(Symptom.FP16_RANGE_EXCEEDED, ("A tensor with all NaNs was produced in",),
       r"A tensor with all NaNs was produced in (?P<where>Unet|VAE)\. This could be (?:either )?because there's not enough precision",
