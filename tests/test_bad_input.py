@@ -150,14 +150,17 @@ def test_error_file_of_a_wrong_shape_is_listed_as_not_read(tmp_path, case):
     assert text.returncode == 5 and f"NOT READ {error_file}" in text.stdout.decode()
 
 
-@pytest.mark.parametrize("case", ["extraInfo a list", "100,000 nested brackets"])
-def test_error_file_of_a_wrong_shape_given_alone_is_one_clear_error(tmp_path, case):
-    error_file = tmp_path / "error.json"
+@pytest.mark.parametrize("case", ["extraInfo a list", "extraInfo a string", "100,000 nested brackets"])
+def test_error_file_of_a_wrong_shape_given_alone_is_not_read_exit_5(tmp_path, case):
+    """Alone as in a directory: an input of a wrong shape is unreadable input (README: exit 5, listed
+    as NOT READ), not a usage error and never an internal one."""
+    error_file = tmp_path / "attempt_0" / "1" / "error.json"
+    error_file.parent.mkdir(parents=True)
     error_file.write_bytes(BAD_ERROR_FILES[case][0])
-    r = run_cli("diagnose", str(error_file))
-    err = r.stderr.decode()
-    assert r.returncode == 2 and err.startswith("mltriage: error: ") and err.count("\n") == 1, err
-    assert BAD_ERROR_FILES[case][1] in err
+    code, doc, _ = _cli(str(error_file))
+    _assert_unread(code, doc, error_file, BAD_ERROR_FILES[case][1])
+    text = run_cli("diagnose", str(error_file))
+    assert text.returncode == 5 and f"NOT READ {error_file}" in text.stdout.decode(), text.stderr.decode()
 
 
 def test_real_error_files_are_still_read_and_other_json_still_read_as_text(tmp_path):
@@ -217,6 +220,14 @@ def test_dump_of_a_wrong_shape_is_listed_as_not_read(tmp_path, case):
     dump.write_bytes(payload)
     code, doc, _ = _cli(str(job))
     _assert_unread(code, doc, dump, reason)
+
+
+def test_dump_of_a_wrong_shape_given_alone_is_not_read_exit_5(tmp_path):
+    dump = tmp_path / "attempt_0" / "1" / "nccl_trace_rank_1"
+    dump.parent.mkdir(parents=True)
+    dump.write_bytes(BAD_DUMPS["entries an int"][0])
+    code, doc, _ = _cli(str(dump))
+    _assert_unread(code, doc, dump, "'entries' is an int")
 
 
 HOSTILE_DUMPS = {
