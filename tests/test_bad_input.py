@@ -21,7 +21,6 @@ import json
 import lzma
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from cli_runner import ROOT, run_cli
 
 ATTEMPT = next((ROOT / "zoo" / "cpu" / "python_exception" / "logdir").glob("*/attempt_0"))
@@ -98,12 +98,11 @@ def _run_measured(*args: str, timeout: float = 120) -> tuple[int, bytes, bytes, 
     """The CLI's exit code, stdout, stderr and peak resident memory in MiB (of that process alone)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
-        proc = subprocess.Popen([sys.executable, "-c", _MEASURE, peak.name, *args],
-                                stdout=out, stderr=err, env=env, start_new_session=True)
+        proc = procs.popen([sys.executable, "-c", _MEASURE, peak.name, *args], stdout=out, stderr=err, env=env)
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the CLI and the process measuring it
+            procs.kill_group(proc.pid)  # the CLI and the process measuring it
             proc.wait()
             pytest.fail(f"mltriage diagnose {args} ran past {timeout} s")
         out.seek(0), err.seek(0)
@@ -404,14 +403,14 @@ with open(sys.argv[1], "ab", buffering=0) as fh:
 def test_log_growing_at_20_mb_per_second_is_read_to_its_size_at_open(tmp_path):
     log = tmp_path / "stderr.log"
     log.write_bytes(RANK2_LOG.read_bytes() + b"rank 2: NCCL INFO step loss 0.4258\n" * 300_000)  # ~10 MB
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log)], stdout=subprocess.PIPE, start_new_session=True)
+    writer = procs.popen([sys.executable, "-c", WRITER, str(log)], stdout=subprocess.PIPE)
     try:
         assert writer.stdout.readline() == b"writing\n"
         time.sleep(0.5)
         code, out, err, _ = _run_measured(str(log), timeout=120)
         grown_to = log.stat().st_size
     finally:
-        os.killpg(writer.pid, signal.SIGKILL)
+        procs.kill_group(writer.pid)
         writer.wait()
     doc = json.loads(out)
     assert code == 1 and doc["status"] == "failure", err.decode()
