@@ -63,13 +63,18 @@ def _unguarded_imports(tree: ast.Module) -> list[tuple[int, str]]:
     return sorted(set(found))
 
 
+def _in_every_test_file(check, skip: tuple[str, ...] = ()) -> dict[str, list[tuple[int, str]]]:
+    """What ``check`` finds in each file of tests/ (by its path there), files named in ``skip`` aside."""
+    found = {}
+    for path in sorted(TESTS.rglob("*.py")):
+        if path.name not in skip and (hits := check(ast.parse(path.read_text(), str(path)))):
+            found[str(path.relative_to(TESTS))] = hits
+    return found
+
+
 def test_no_test_imports_an_optional_extra_without_importorskip():
     """`pip install -e '.[test]'` alone runs the suite: a test that needs torch or tree-sitter skips."""
-    unguarded = {}
-    for path in sorted(TESTS.rglob("*.py")):
-        found = _unguarded_imports(ast.parse(path.read_text(), str(path)))
-        if found:
-            unguarded[str(path.relative_to(TESTS))] = found
+    unguarded = _in_every_test_file(_unguarded_imports)
     assert not unguarded, unguarded
 
 
@@ -103,13 +108,7 @@ def test_every_process_a_test_starts_goes_through_procs():
     """Issue 22: a live zoo test left a hanging rank running for half an hour. procs.run/popen/start
     put each process in its own group and kill the group however the test ends; a direct
     subprocess call kills at most the one process it started (a torchrun's workers live on)."""
-    direct = {}
-    for path in sorted(TESTS.rglob("*.py")):
-        if path.name == "procs.py":
-            continue
-        found = _direct_starts(ast.parse(path.read_text(), str(path)))
-        if found:
-            direct[str(path.relative_to(TESTS))] = found
+    direct = _in_every_test_file(_direct_starts, skip=("procs.py",))
     assert not direct, direct
 
 
