@@ -192,6 +192,43 @@ def _forms() -> list[Form]:
     add("kaggle-json", f'{{"username": "trainer", "key": "{key}"}}', key)
     pw = _rand(ALNUM, 16)
     add("openssl-passout", f"openssl req -x509 -newkey rsa:2048 -passout pass:{pw} -keyout key.pem", pw)
+    # -- issue 22, a second pass: client passwords by their own flags and variables, and further
+    # issuers' documented token prefixes
+    pw = _rand(ALNUM, 16)
+    add("mysql-pwd-variable", f"MYSQL_PWD={pw} mysql -h db.internal -u root runs", pw)
+    pw = _rand(ALNUM, 16)
+    add("sshpass-variable", f"SSHPASS={pw} sshpass -e ssh trainer@node-2", pw)
+    pw = _rand(ALNUM, 16)
+    add("redis-cli-a", f"redis-cli -h 10.1.2.3 -p 6379 -a {pw} ping", pw)
+    pw = _rand(ALNUM, 16)
+    add("redis-requirepass", f"redis-server --port 6379 --requirepass {pw}", pw)
+    pw = _rand(ALNUM, 16)
+    add("keytool-storepass", f"keytool -importkeystore -srckeystore a.p12 -srcstorepass {pw} -destkeystore b.jks", pw)
+    pw = _rand(ALNUM, 16)
+    add("sqlcmd-P", f"sqlcmd -S db.internal -U sa -P {pw} -Q 'SELECT 1'", pw)
+    pw = _rand(ALNUM, 16)
+    add("mongosh-p", f"mongosh mongodb://db.internal:27017 -u admin -p {pw}", pw)
+    pw = _rand(ALNUM, 16)
+    add("smbclient-U", f"smbclient //fs.internal/ckpt -U trainer%{pw} -c ls", pw)
+    pw = _rand(ALNUM, 16)
+    add("quoted-key-fullwidth-colon", f'credentials: "password"：{pw}', pw)
+    pw = _rand(ALNUM, 16)
+    add("json-in-json-escaped", f'{{\\\\\\"api_key\\\\\\": \\\\\\"{pw}\\\\\\"}}', pw)  # JSON in a JSON string, in JSON
+    tok = "nvapi-" + _rand(URLSAFE, 64)  # NVIDIA API catalog / NGC
+    add("nvidia-api-key", f"NIM client ready ({tok})", tok)
+    tok = "gsk_" + _rand(ALNUM, 52)
+    add("groq-key", f"groq client {tok},", tok)
+    tok = "pcsk_" + _rand(ALNUM, 6) + "_" + _rand(ALNUM, 60)
+    add("pinecone-key", f"pinecone index client {tok}", tok)
+    tok = "xai-" + _rand(ALNUM, 80)
+    add("xai-key", f"xai client ({tok})", tok)
+    tok = "ya29." + _rand(URLSAFE, 120)
+    add("google-oauth-access-token", f"gcs upload with {tok}", tok)
+    tok = _rand(URLSAFE, 68)
+    add("discord-webhook", f"posting alert to https://discord.com/api/webhooks/{_rand(string.digits, 18)}/{tok}", tok)
+    sig = _rand(HEX, 64)
+    add("gcs-signed-url", "https://storage.googleapis.com/ckpt/step-900.pt?X-Goog-Algorithm=GOOG4-RSA-SHA256"
+        f"&X-Goog-Expires=3600&X-Goog-Signature={sig}", sig)
     return forms
 
 

@@ -21,7 +21,6 @@ import json
 import lzma
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from cli_runner import ROOT, run_cli
 
 ATTEMPT = next((ROOT / "zoo" / "cpu" / "python_exception" / "logdir").glob("*/attempt_0"))
@@ -98,12 +98,11 @@ def _run_measured(*args: str, timeout: float = 120) -> tuple[int, bytes, bytes, 
     """The CLI's exit code, stdout, stderr and peak resident memory in MiB (of that process alone)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
-        proc = subprocess.Popen([sys.executable, "-c", _MEASURE, peak.name, *args],
-                                stdout=out, stderr=err, env=env, start_new_session=True)
+        proc = procs.popen([sys.executable, "-c", _MEASURE, peak.name, *args], stdout=out, stderr=err, env=env)
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the CLI and the process measuring it
+            procs.kill_group(proc.pid)  # the CLI and the process measuring it
             proc.wait()
             pytest.fail(f"mltriage diagnose {args} ran past {timeout} s")
         out.seek(0), err.seek(0)
@@ -150,14 +149,17 @@ def test_error_file_of_a_wrong_shape_is_listed_as_not_read(tmp_path, case):
     assert text.returncode == 5 and f"NOT READ {error_file}" in text.stdout.decode()
 
 
-@pytest.mark.parametrize("case", ["extraInfo a list", "100,000 nested brackets"])
-def test_error_file_of_a_wrong_shape_given_alone_is_one_clear_error(tmp_path, case):
-    error_file = tmp_path / "error.json"
+@pytest.mark.parametrize("case", ["extraInfo a list", "extraInfo a string", "100,000 nested brackets"])
+def test_error_file_of_a_wrong_shape_given_alone_is_not_read_exit_5(tmp_path, case):
+    """Alone as in a directory: an input of a wrong shape is unreadable input (README: exit 5, listed
+    as NOT READ), not a usage error and never an internal one."""
+    error_file = tmp_path / "attempt_0" / "1" / "error.json"
+    error_file.parent.mkdir(parents=True)
     error_file.write_bytes(BAD_ERROR_FILES[case][0])
-    r = run_cli("diagnose", str(error_file))
-    err = r.stderr.decode()
-    assert r.returncode == 2 and err.startswith("mltriage: error: ") and err.count("\n") == 1, err
-    assert BAD_ERROR_FILES[case][1] in err
+    code, doc, _ = _cli(str(error_file))
+    _assert_unread(code, doc, error_file, BAD_ERROR_FILES[case][1])
+    text = run_cli("diagnose", str(error_file))
+    assert text.returncode == 5 and f"NOT READ {error_file}" in text.stdout.decode(), text.stderr.decode()
 
 
 def test_real_error_files_are_still_read_and_other_json_still_read_as_text(tmp_path):
@@ -217,6 +219,14 @@ def test_dump_of_a_wrong_shape_is_listed_as_not_read(tmp_path, case):
     dump.write_bytes(payload)
     code, doc, _ = _cli(str(job))
     _assert_unread(code, doc, dump, reason)
+
+
+def test_dump_of_a_wrong_shape_given_alone_is_not_read_exit_5(tmp_path):
+    dump = tmp_path / "attempt_0" / "1" / "nccl_trace_rank_1"
+    dump.parent.mkdir(parents=True)
+    dump.write_bytes(BAD_DUMPS["entries an int"][0])
+    code, doc, _ = _cli(str(dump))
+    _assert_unread(code, doc, dump, "'entries' is an int")
 
 
 HOSTILE_DUMPS = {
@@ -393,14 +403,14 @@ with open(sys.argv[1], "ab", buffering=0) as fh:
 def test_log_growing_at_20_mb_per_second_is_read_to_its_size_at_open(tmp_path):
     log = tmp_path / "stderr.log"
     log.write_bytes(RANK2_LOG.read_bytes() + b"rank 2: NCCL INFO step loss 0.4258\n" * 300_000)  # ~10 MB
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log)], stdout=subprocess.PIPE, start_new_session=True)
+    writer = procs.popen([sys.executable, "-c", WRITER, str(log)], stdout=subprocess.PIPE)
     try:
         assert writer.stdout.readline() == b"writing\n"
         time.sleep(0.5)
         code, out, err, _ = _run_measured(str(log), timeout=120)
         grown_to = log.stat().st_size
     finally:
-        os.killpg(writer.pid, signal.SIGKILL)
+        procs.kill_group(writer.pid)
         writer.wait()
     doc = json.loads(out)
     assert code == 1 and doc["status"] == "failure", err.decode()

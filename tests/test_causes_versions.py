@@ -349,17 +349,15 @@ def test_a_build_that_waits_on_a_stale_lock_is_that_cause_not_the_interrupt(tmp_
     code = ("import os, sys\nos.environ['TORCH_EXTENSIONS_DIR'] = sys.argv[1]\n"
             "from torch.utils.cpp_extension import load\nprint('ready', flush=True)\n"
             "load(name='fused_demo', sources=[sys.argv[2]], verbose=True)\n")
-    child = subprocess.Popen([sys.executable, "-c", code, str(root), str(tmp_path / "f.cpp")], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    child = procs.popen([sys.executable, "-c", code, str(root), str(tmp_path / "f.cpp")], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert child.stdout.readline() == b"ready\n"
         time.sleep(3)  # try_acquire fails at once on the stale lock: the child sleeps in FileBaton.wait
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=60)
     finally:
-        if child.poll() is None:
-            child.kill()
+        procs.kill_group(child.pid)  # the build's compiler and ninja with it
     assert b"file_baton.py" in err and b"KeyboardInterrupt" in err
     d = diagnose_text(err.decode())
     assert d.findings[0].signature == "torch-extension-build-lock-stale", [f.signature for f in d.findings]

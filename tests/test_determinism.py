@@ -4,11 +4,10 @@ JSON, on a machine whose every core is busy as on an idle one (no wall-clock bud
 import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
+import procs
 from cli_runner import run_cli
 from mltriage.library import load_library, signatures_dir
 from mltriage.lint import lint
@@ -21,14 +20,12 @@ LOGS = [ROOT / "examples" / "torchrun-rank2-indexerror.log", ROOT / "corpus" / "
 @contextlib.contextmanager
 def every_core_busy():
     """One spinning process per core (two at least), each in its own process group, all killed on exit."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-             for _ in range(max(2, os.cpu_count() or 2))]
+    spinners = [procs.popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(2, os.cpu_count() or 2))]
     try:
         yield
     finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
+        for p in spinners:
+            procs.kill_group(p.pid)
             p.wait(timeout=30)
 
 

@@ -8,10 +8,10 @@ Each line is run by a real bash.
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 
+import procs
 from mltriage.library import load_library
 from mltriage.model import Fix, LaunchFlag, export_line
 
@@ -31,7 +31,7 @@ HOSTILE = [
 
 
 def _bash(script: str, tmp_path) -> str:
-    result = subprocess.run([BASH, "--noprofile", "--norc", "-c", script], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    result = procs.run([BASH, "--noprofile", "--norc", "-c", script], capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -72,7 +72,7 @@ def test_the_library_s_computed_values_still_run(tmp_path):
     for value in computed:
         line = export_line("X", value)
         assert line == f'export X="{value}"'
-        subprocess.run([BASH, "-n", "-c", line], check=True, timeout=30)
+        procs.run([BASH, "-n", "-c", line], check=True, timeout=30)
     if shutil.which("python3") is None:
         pytest.skip("no python3 to run the free-port substitution")
     free_port = next(v for v in computed if "getsockname" in v)

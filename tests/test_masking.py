@@ -6,7 +6,6 @@ The language server's outputs are checked over real stdio in tests/lsp/test_mask
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 import tomllib
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from cli_runner import run_cli
 from masking_corpus import (
     CARRIERS,
@@ -287,8 +287,8 @@ def error_files(tmp_path_factory) -> Path:
     """One directory of torchrun error files, one per form, written by torch's own ErrorHandler."""
     pytest.importorskip("torch.distributed.elastic.multiprocessing.errors")
     root = tmp_path_factory.mktemp("errors")
-    subprocess.run([sys.executable, "-c", RECORD_ERRORS, str(root)], input=json.dumps(error_json_messages()).encode(),
-                   check=True, timeout=240, capture_output=True)
+    procs.run([sys.executable, "-c", RECORD_ERRORS, str(root)], input=json.dumps(error_json_messages()).encode(),
+              check=True, timeout=240, capture_output=True)
     assert len(list(root.rglob("error.json"))) == len(FORMS)
     return root
 

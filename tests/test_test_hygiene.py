@@ -63,13 +63,18 @@ def _unguarded_imports(tree: ast.Module) -> list[tuple[int, str]]:
     return sorted(set(found))
 
 
+def _in_every_test_file(check, skip: tuple[str, ...] = ()) -> dict[str, list[tuple[int, str]]]:
+    """What ``check`` finds in each file of tests/ (by its path there), files named in ``skip`` aside."""
+    found = {}
+    for path in sorted(TESTS.rglob("*.py")):
+        if path.name not in skip and (hits := check(ast.parse(path.read_text(), str(path)))):
+            found[str(path.relative_to(TESTS))] = hits
+    return found
+
+
 def test_no_test_imports_an_optional_extra_without_importorskip():
     """`pip install -e '.[test]'` alone runs the suite: a test that needs torch or tree-sitter skips."""
-    unguarded = {}
-    for path in sorted(TESTS.rglob("*.py")):
-        found = _unguarded_imports(ast.parse(path.read_text(), str(path)))
-        if found:
-            unguarded[str(path.relative_to(TESTS))] = found
+    unguarded = _in_every_test_file(_unguarded_imports)
     assert not unguarded, unguarded
 
 
@@ -78,3 +83,38 @@ def test_the_import_check_sees_an_unguarded_import():
     good = ast.parse("def test_x():\n    run = pytest.importorskip('torch.distributed.run')\n    from torch.distributed.run import x\n")
     assert _unguarded_imports(bad) == [(2, "torch.distributed.run")]
     assert _unguarded_imports(good) == []
+
+
+# Every way a test can start a process, other than through tests/procs.py (which starts each in a
+# session of its own and kills that whole group on every exit path: returned, timed out, failed)
+_STARTERS = {("subprocess", n) for n in ("run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput")}
+_STARTERS |= {("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell")}
+_STARTERS |= {("os", n) for n in ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnv", "spawnl")}
+
+
+def _direct_starts(tree: ast.Module) -> list[tuple[int, str]]:
+    """Calls that start a process without procs (``subprocess.run(...)``, ``from subprocess import Popen``)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            if (node.func.value.id, node.func.attr) in _STARTERS:
+                found.append((node.lineno, f"{node.func.value.id}.{node.func.attr}"))
+        if isinstance(node, ast.ImportFrom) and node.module in ("subprocess", "asyncio", "os"):
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names if (node.module, a.name) in _STARTERS]
+    return sorted(found)
+
+
+def test_every_process_a_test_starts_goes_through_procs():
+    """Issue 22: a live zoo test left a hanging rank running for half an hour. procs.run/popen/start
+    put each process in its own group and kill the group however the test ends; a direct
+    subprocess call kills at most the one process it started (a torchrun's workers live on)."""
+    direct = _in_every_test_file(_direct_starts, skip=("procs.py",))
+    assert not direct, direct
+
+
+def test_the_process_check_sees_a_direct_start():
+    bad = ast.parse("import subprocess\nfrom os import system\ndef test_x():\n    subprocess.run(['true'], timeout=5)\n")
+    good = ast.parse("import procs, subprocess\ndef test_x():\n    procs.run(['true'], stdout=subprocess.PIPE)\n"
+                     "CHILD = 'subprocess.Popen([sys.executable])'  # a script a test hands to a child\n")
+    assert _direct_starts(bad) == [(2, "os.system"), (4, "subprocess.run")]
+    assert _direct_starts(good) == []

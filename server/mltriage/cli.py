@@ -152,7 +152,7 @@ def _diagnose(args: argparse.Namespace) -> int:
         return _error(str(exc))
     except FileNotFoundError as exc:
         return _error(str(exc))
-    if diagnosis.bytes_read == 0 and not diagnosis.flight_recorder:
+    if diagnosis.bytes_read == 0 and not diagnosis.flight_recorder and not diagnosis.unread:
         return _error("the input is empty: nothing to diagnose")
     if args.probe:
         from mltriage.engine.attach import attach_probe

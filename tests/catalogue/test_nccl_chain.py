@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from mltriage.catalogue.nccl import CHAIN_MARKERS, NcclResult, chain_step
 from mltriage.catalogue.store import default_catalogue
 from mltriage.engine import diagnose_path, diagnose_text
@@ -133,7 +134,7 @@ MIRROR = Path(os.environ.get("MLTRIAGE_MIRRORS", "/work/.mirror")) / "NVIDIA+ncc
 
 
 def _git(*args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={MIRROR}", *args], capture_output=True, text=True, check=True).stdout
+    return procs.run(["git", f"--git-dir={MIRROR}", *args], capture_output=True, text=True, check=True).stdout
 
 
 def _render(fmt: str, loc: bool) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
+import procs
 from mltriage.catalogue.generate import sources
 from mltriage.catalogue.generate.sources import GitProject, PypiRelease
 
@@ -25,7 +25,7 @@ def mirror(tmp_path: Path, monkeypatch) -> Path:
     (work / "src" / "pkg").mkdir(parents=True)
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}
-    git = lambda *a, **kw: subprocess.run(["git", *a], cwd=work, check=True, capture_output=True, env={**env, **kw})  # noqa: E731
+    git = lambda *a, **kw: procs.run(["git", *a], cwd=work, check=True, capture_output=True, env={**env, **kw})  # noqa: E731
     git("init", "-q")
     for version, date in (("1.0.0", "2024-01-01T00:00:00"), ("1.1.0", "2025-01-01T00:00:00")):
         (work / "src" / "pkg" / "core.py").write_text(f"# {version}\n" + RAISE)
@@ -33,7 +33,7 @@ def mirror(tmp_path: Path, monkeypatch) -> Path:
         git("commit", "-qm", version, GIT_COMMITTER_DATE=date, GIT_AUTHOR_DATE=date)
         git("tag", f"v{version}")
     mirrors = tmp_path / "mirrors"
-    subprocess.run(["git", "clone", "-q", "--mirror", str(work), str(mirrors / "o+pkg" / "repo")], check=True)
+    procs.run(["git", "clone", "-q", "--mirror", str(work), str(mirrors / "o+pkg" / "repo")], check=True)
     monkeypatch.setattr(sources, "MIRRORS", mirrors)
     monkeypatch.setattr(sources, "CACHE", tmp_path / "cache")
     return tmp_path

@@ -4,12 +4,12 @@ release lists are in date order."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import procs
 from cli_runner import ROOT
 from mltriage.catalogue.match import describe_releases
 from mltriage.catalogue.store import default_catalogue
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not CATALOGUE.available, reason="catalogue data 
 def test_regenerating_a_project_reproduces_its_shipped_data_byte_for_byte():
     # accelerate 1.15.0 is not tagged in the mirror: its wheel must be in the download cache (`--check --fetch accelerate`
     # fills it once); tests never go to the network, so where it is not cached the check says so and the test skips
-    done = subprocess.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "accelerate"],
+    done = procs.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "accelerate"],
                           capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, timeout=600)
     if done.returncode == 2:

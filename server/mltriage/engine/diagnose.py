@@ -20,7 +20,6 @@ from mltriage.engine.reader import (
     LogStream,
     Skipped,
     Source,
-    UnreadableInput,
     collect_sources,
     iter_blocks,
     open_log,
@@ -64,7 +63,9 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
     sources, skipped, dumps = collect_sources(Path(path))
     traces, dump_skipped = _read_flight_recorder(dumps)
     skipped += dump_skipped
-    if not sources and not traces:
+    if not sources and not traces and not any(s.unread for s in skipped):
+        # no log at all (a dump that is none, an empty directory): an input error. An input that
+        # could not be read (a dump of a wrong shape) makes the diagnosis incomplete instead (exit 5)
         raise InputError(f"{dump_skipped[0].name}: {dump_skipped[0].reason}" if dump_skipped else f"nothing to diagnose in {path}")
 
     def opened():
@@ -85,11 +86,9 @@ def diagnose_path(path: str | Path, library: Library | None = None) -> Diagnosis
             with stream:
                 yield source, stream
 
-    diagnosis = diagnose_streams(opened(), library=library, flight_recorder=traces, skipped=skipped)
-    if diagnosis.bytes_read == 0 and not traces and diagnosis.unread:
-        first = diagnosis.unread[0]
-        raise UnreadableInput(first["reason"] if first["name"] in first["reason"] else f"{first['name']}: {first['reason']}")
-    return diagnosis
+    # every input unread (an error file of a wrong shape given alone) is still a diagnosis: incomplete,
+    # each input listed as NOT READ (exit 5), as inside a directory
+    return diagnose_streams(opened(), library=library, flight_recorder=traces, skipped=skipped)
 
 
 def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], list[Skipped]]:
