@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from mltriage import markdown as md
-from mltriage.lsp.convert import entry_uri
+from mltriage.lsp.convert import Filed, entry_uri, filed_as, verdict_root
 from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg
 from mltriage.masking import mask_secrets
 from mltriage.model import Diagnosis, Finding
@@ -109,16 +109,14 @@ def last_error_line(text: str) -> str:
 
 def view_payload(diagnosis: Diagnosis, text: str | None = None) -> dict[str, Any]:
     """Everything the diagnosis view and the terminal notification show, in display form."""
-    # triage's answer, shown as the root cause only for a failure: warnings alone never are one
-    root = diagnosis.root_cause if diagnosis.status == "failure" else None
-    root_index = diagnosis.root_cause_index if root is not None else None
-    others = [(i, f) for i, f in enumerate(diagnosis.findings) if i != root_index]
+    root_index = verdict_root(diagnosis)  # the sections follow the verdict, as the Problems panel's severities do
+    filed = [(i, f, filed_as(f, i, root_index)) for i, f in enumerate(diagnosis.findings)]
     return {
         "headline": headline(diagnosis),
         "status": diagnosis.status,
-        "root": _root(diagnosis, root_index, root) if root is not None and root_index is not None else None,
-        "collateral": [_item(i, f) for i, f in others if f.role == "collateral"],
-        "context": [_item(i, f) for i, f in others if f.role != "collateral"],
+        "root": _root(diagnosis, root_index, diagnosis.findings[root_index]) if root_index is not None else None,
+        "collateral": [_item(i, f) for i, f, where in filed if where is Filed.COLLATERAL],
+        "context": [_item(i, f) for i, f, where in filed if where is Filed.CONTEXT],
         "warnings": list(diagnosis.warnings),
         "notice": notice(diagnosis, text),
         "pictures": {
