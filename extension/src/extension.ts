@@ -157,6 +157,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
       pickLaunchScriptAndInsert(server, env, signature, title)),
     vscode.commands.registerCommand('mltriage.applyExports', (fix: ScriptFix) => applyExports(server, fix)),
     vscode.commands.registerCommand('mltriage.applyFlag', (fix: FlagFix) => applyFlag(server, fix)),
+    vscode.commands.registerCommand('mltriage.pickScriptForFlag', async (flag: FlagFix['flag']) => {
+      const script = await chooseScript(`Add ${flag.argument ?? flag.flag}`);
+      return script ? applyFlag(server, { script, flag }) : undefined;
+    }),
     vscode.commands.registerCommand('mltriage.restartServer', () => server.start()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mltriage.interpreter') || e.affectsConfiguration('mltriage.diagnostics')) {
@@ -322,20 +326,31 @@ async function pickLaunchScriptAndInsert(server: ServerManager, env: Record<stri
     return;
   }
   const scripts = await server.executeCommand<ScriptInfo[]>('mltriage.launchScripts');
-  const browse = { label: '$(folder-opened) Choose another file…', script: undefined as string | undefined };
+  const trusted = vscode.workspace.isTrusted;
+  const browse = { label: trusted ? '$(folder-opened) Choose another file…' : '$(folder-opened) Open a launch script…', script: undefined as string | undefined, trust: false };
+  // Restricted Mode: the server reads only scripts open in the editor; trusting the folder lists the rest
+  const trust = { label: '$(shield) Trust this folder to list its launch scripts', description: 'Restricted Mode', script: undefined, trust: true };
   const items = [
-    ...scripts.map((s) => ({ label: vscode.workspace.asRelativePath(vscode.Uri.parse(s.uri)), description: s.distributed ? 'distributed launcher' : '', script: s.uri as string | undefined })),
+    ...scripts.map((s) => ({ label: vscode.workspace.asRelativePath(vscode.Uri.parse(s.uri)), description: s.distributed ? 'distributed launcher' : '', script: s.uri as string | undefined, trust: false })),
     browse,
+    ...(trusted ? [] : [trust]),
   ];
-  const pick = await vscode.window.showQuickPick(items, { placeHolder: `Add ${Object.keys(env).join(', ')} to which launch script?` });
+  const names = Object.keys(env).join(', ');
+  const pick = await vscode.window.showQuickPick(items, {
+    placeHolder: trusted ? `Add ${names} to which launch script?`
+      : `Add ${names} to which launch script? Restricted Mode lists only open scripts: open one, or trust the folder to list them all`,
+  });
   if (!pick) { return; }
-  let target = pick.script;
-  if (!target) {
-    const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Add exports', filters: { 'Shell scripts': ['sh', 'bash', 'slurm', 'sbatch'], 'All files': ['*'] } });
-    if (!chosen?.length) { return; }
-    target = chosen[0].toString();
-  }
-  await applyExports(server, { script: target, env, signature, title });
+  if (pick.trust) { await vscode.commands.executeCommand('workbench.trust.manage'); return; }
+  const target = pick.script ?? await chooseScript('Add exports');
+  if (target) { await applyExports(server, { script: target, env, signature, title }); }
+}
+
+// A script the user picks on disk (in Restricted Mode the one way to edit a script not open yet:
+// it is opened first, and the server reads the editor's copy).
+async function chooseScript(openLabel: string): Promise<string | undefined> {
+  const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel, filters: { 'Shell scripts': ['sh', 'bash', 'slurm', 'sbatch'], 'All files': ['*'] } });
+  return chosen?.length ? chosen[0].toString() : undefined;
 }
 
 export async function deactivate(): Promise<void> {
