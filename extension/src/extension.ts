@@ -6,7 +6,7 @@ import { onPythonInterpreterChange } from './python';
 import { TerminalFailure, TerminalWatcher } from './terminal';
 import { DiagnosisView } from './view';
 import { DiagnosisJson, ProbeAnswer, ViewRoot } from './diagnosis';
-import { EntryProvider, ENTRY_SCHEME, entryTarget } from './entries';
+import { EntryProvider, ENTRY_SCHEME, entryRequest, entryTarget } from './entries';
 
 // What other extensions (and our tests) can use: `vscode.extensions.getExtension(...).exports`.
 export interface MltriageApi {
@@ -28,15 +28,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
   const diagnoseText = (text: string, extra: Record<string, unknown> = {}) =>
     server.executeCommand<DiagnosisJson>('mltriage.diagnoseText', { text, ...extra });
 
+  // "Open the full entry" (hover, view, quick fix): the entry rendered, not its Markdown source
   const showEntry = async (uriOrSignature?: string) => {
     const id = uriOrSignature ?? await pickSignature();
     if (!id) { return; }
-    const doc = await vscode.workspace.openTextDocument(entryTarget(id));
-    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    const { signature, facts } = entryRequest(entryTarget(id));
+    const entry = await server.executeCommand<{ signature: string; html: string }>('mltriage.entryView', signature, facts);
+    view.showEntry(entry.signature, entry.html);
+    return entry;
   };
   const applyFix = async (root: Pick<ViewRoot, 'signature' | 'title' | 'env'>) =>
     pickLaunchScriptAndInsert(server, root.env, root.signature, root.title);
-  const view = new DiagnosisView({ applyFix, showEntry });
+  const view: DiagnosisView = new DiagnosisView({ applyFix, showEntry: async (uri) => { await showEntry(uri); } });
   const terminals = new TerminalWatcher({
     diagnose: (text) => diagnoseText(text, { source: '<terminal>' }),
     showDiagnosis: (d, origin) => view.show(d, origin),

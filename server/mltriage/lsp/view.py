@@ -13,7 +13,7 @@ from typing import Any
 
 from mltriage import markdown as md
 from mltriage.lsp.convert import Filed, entry_uri, filed_as, verdict_root
-from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg
+from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg, topology_matrix_svg
 from mltriage.masking import mask_secrets
 from mltriage.model import Diagnosis, Finding
 
@@ -32,6 +32,12 @@ def markdown_html(text: str) -> str:
     """A sentence of the diagnosis as HTML: its code spans as code, the rest as text (`markdown.text`:
     it may hold log text, which never becomes a link, an image or markup)."""
     return _markdown().render(md.text(text or "")).strip()
+
+
+def entry_html(markdown: str) -> str:
+    """An entry's Markdown (`explain`: the library's text, the log's facts escaped there) as HTML;
+    raw HTML in it stays text (html off), so nothing but Markdown's own elements is made."""
+    return _markdown().render(markdown)
 
 
 def inline_html(text: str) -> str:
@@ -121,7 +127,9 @@ def view_payload(diagnosis: Diagnosis, text: str | None = None) -> dict[str, Any
         "notice": notice(diagnosis, text),
         "pictures": {
             "timeline": timeline_svg(diagnosis),
-            "matrix": probe_matrix_svg(diagnosis.probe) if diagnosis.probe else "",
+            # this machine's probe (the user ran it), else what the log itself shows of its GPUs' topology
+            "matrix": probe_matrix_svg(diagnosis.probe) if diagnosis.probe
+            else topology_matrix_svg(diagnosis.topology) if diagnosis.topology else "",
         },
     }
 
