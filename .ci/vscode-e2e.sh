@@ -64,6 +64,7 @@ make_ws() {
   rm -rf "$WS" && cp -r "$REPO/tests/lsp/data/workspace" "$WS" && cp -r "$REPO/tests/lsp/data/logs" "$WS/logs"
   cp "$REPO/bench/probe/h200x2-final.json" "$WS/probe-report.json"
   cp "$REPO/tests/lsp/data/vllm/serve.sh" "$WS/scripts/serve.sh" # a vllm serve launch script: the flag quick fix
+  cp "$REPO/corpus/healthy/nvidia-smi-h200x2/nvidia-smi-topo-m.log" "$WS/logs/" # a topology pasted in a log: the GPU matrix
 }
 make_ws
 mkdir -p "$RUN/ud/User"

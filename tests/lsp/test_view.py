@@ -162,3 +162,9 @@ async def test_an_entry_is_rendered_for_the_view(client: LanguageClient):
     assert "<h2>" in html and "<h3>Fix</h3>" in html and "<pre><code" in html
     assert "## " not in html and "```" not in html
     assert "<img" not in html and "&lt;img" in html
+
+
+async def test_the_notice_of_a_failed_command_is_plain_text(client: LanguageClient, workspace: Path):
+    """Issue 22.3: a notification shows no Markdown: the root cause's code spans without backticks."""
+    result = await execute(client, "mltriage.diagnoseText", (workspace / "logs" / "torchrun_python_exception.log").read_text())
+    assert "(main)" in result["view"]["notice"] and "`" not in result["view"]["notice"], result["view"]["notice"]

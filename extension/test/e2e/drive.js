@@ -156,6 +156,9 @@ function lineOf(file, needle) {
     await page.screenshot({ path: path.join(SHOTS, 'problems-vllm.png') });
     if (!/error/.test(p2p) || !/warning/.test(cuda)) { throw new Error(`severities: p2p "${p2p}", cuda init "${cuda}"`); }
     if ((await page.locator('.markers-panel .monaco-list-row', { hasText: '`' }).count())) { throw new Error('raw backticks in the Problems panel'); }
+    await command(page, 'View: Close All Editors'); // the next steps work in the crash log again
+    await openFile(page, `logs/${CRASH_LOG}`);
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 60000 });
   });
 
   await step('Diagnose Selection opens the diagnosis view', async () => {
@@ -205,6 +208,40 @@ function lineOf(file, needle) {
       if (kind === 'hc-black') { await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view-hc.png') }); }
     }
     await pickTheme(page, 'Light Modern', 'vs');
+  });
+
+  await step('Run P2P Probe adds its answer under the diagnosis, and the entry opens rendered (issue 22.6)', async () => {
+    await command(page, 'mltriage: Run P2P Probe');
+    const view = page.frameLocator('iframe.webview').first().frameLocator('iframe#active-frame');
+    await view.locator('.probe h2', { hasText: 'P2P probe:' }).waitFor({ timeout: 60000 });
+    await view.locator('h1', { hasText: 'IndexError' }).waitFor({ timeout: 5000 }); // the diagnosis is still there
+    await view.locator('#timeline svg').waitFor({ timeout: 5000 });
+    await page.screenshot({ path: path.join(SHOTS, 'diagnosis-view-with-probe.png') });
+    await view.locator('.root button', { hasText: 'Open the full entry' }).click();
+    await page.locator('.tabs-container .tab', { hasText: 'mltriage: python-unhandled-exception' }).first().waitFor({ timeout: 30000 });
+    const deadline = Date.now() + 30000;
+    let entry;
+    while (!entry && Date.now() < deadline) { // the entry's webview frame, wherever it is in the page
+      for (const frame of page.frames()) {
+        const found = await frame.evaluate(() => { const h = document.querySelector('article.entry h2'); return h ? { h2: h.textContent, raw: /(^|\n)#{2,3} /.test(document.body.innerText) } : null; }).catch(() => null);
+        if (found) { entry = found; break; }
+      }
+      if (!entry) { await page.waitForTimeout(300); }
+    }
+    if (!entry || entry.raw) { throw new Error(`entry not rendered: ${JSON.stringify(entry)}`); }
+    const columns = await page.locator('.editor-group-container').count();
+    await page.screenshot({ path: path.join(SHOTS, 'entry-rendered.png') });
+    if (columns > 2) { throw new Error(`the entry opened a third column (${columns} editor groups)`); }
+  });
+
+  await step('a topology pasted in a log draws the GPU matrix (issue 22.6)', async () => {
+    await command(page, 'View: Close All Editors');
+    await openFile(page, 'logs/nvidia-smi-topo-m.log');
+    await command(page, 'mltriage: Diagnose Selection');
+    const view = page.frameLocator('iframe.webview').first().frameLocator('iframe#active-frame');
+    await view.locator('#matrix svg text', { hasText: 'pasted in the log' }).waitFor({ timeout: 30000 });
+    if ((await view.locator('#matrix svg text', { hasText: 'NV18' }).count()) !== 2) { throw new Error('expected NV18 on both pairs'); }
+    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'topology-matrix.png') });
   });
 
   await step('quick fix inserts the exports into train.slurm', async () => {
@@ -328,14 +365,14 @@ function lineOf(file, needle) {
     await openFile(page, 'probe-report.json');
     await command(page, 'mltriage: Show P2P Probe Report');
     const view = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
-    await view.locator('#matrix svg').waitFor({ timeout: 30000 });
-    if ((await view.locator('#matrix rect.v-ok').count()) !== 2) { throw new Error('expected 2 OK pairs in the matrix'); }
-    await view.locator('#matrix svg text', { hasText: '382' }).first().waitFor();
-    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-light.png') });
+    await view.locator('.probe-matrix svg').waitFor({ timeout: 30000 });
+    if ((await view.locator('.probe-matrix rect.v-ok').count()) !== 2) { throw new Error('expected 2 OK pairs in the matrix'); }
+    await view.locator('.probe-matrix svg text', { hasText: '382' }).first().waitFor();
+    await view.locator('.probe-matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-light.png') });
     await pickTheme(page, 'Dark High Contrast', 'hc-black');
-    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-hc-dark.png') });
+    await view.locator('.probe-matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-hc-dark.png') });
     await pickTheme(page, 'Dark Modern', 'vs-dark');
-    await view.locator('#matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-dark.png') });
+    await view.locator('.probe-matrix svg').screenshot({ path: path.join(SHOTS, 'probe-matrix-dark.png') });
     await page.screenshot({ path: path.join(SHOTS, 'probe-view.png') });
   });
 

@@ -95,10 +95,11 @@ def _root(diagnosis: Diagnosis, index: int, root: Finding) -> dict[str, Any]:
 
 def notice(diagnosis: Diagnosis, text: str | None = None) -> str:
     """The one line a notification shows for a failed command: the root cause, else the first
-    thing found, else the output's last error line; empty when nothing at all says error."""
+    thing found, else the output's last error line; empty when nothing at all says error. Plain
+    text: a notification shows no Markdown (no backticks of the signatures' code spans)."""
     root = diagnosis.root_cause if diagnosis.status == "failure" else None
     if root is not None:
-        return f"{headline(diagnosis)}: {root.root_cause}"
+        return md.plain(f"{headline(diagnosis)}: {root.root_cause}")
     if diagnosis.findings:
         first = diagnosis.findings[0]
         return f"no known failure, but the output shows {first.title} ({where(first)})"
