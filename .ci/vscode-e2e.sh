@@ -37,7 +37,8 @@ node --version
 
 # 3. code-server (its postinstall builds native modules against Node 24's headers)
 CS=$TOOLS/cs/node_modules/.bin/code-server
-if [ ! -x "$CS" ] || ! "$CS" --version 2>/dev/null | grep -q "^$CS_VERSION "; then
+# (every code-server start, --version too, writes a config with a password under XDG_CONFIG_HOME: never $HOME's)
+if [ ! -x "$CS" ] || ! XDG_CONFIG_HOME=$TOOLS/xdg "$CS" --version 2>/dev/null | grep -q "^$CS_VERSION "; then
   ts "code-server@$CS_VERSION (npm, builds native modules: a few minutes)"
   rm -rf "$TOOLS/cs" && mkdir -p "$TOOLS/cs" && echo '{"private":true}' > "$TOOLS/cs/package.json"
   (cd "$TOOLS/cs" && XDG_CONFIG_HOME=$TOOLS/xdg npm install --no-audit --no-fund --foreground-scripts "code-server@$CS_VERSION" > install.log 2>&1) \
@@ -63,6 +64,7 @@ make_ws() {
   rm -rf "$WS" && cp -r "$REPO/tests/lsp/data/workspace" "$WS" && cp -r "$REPO/tests/lsp/data/logs" "$WS/logs"
   cp "$REPO/bench/probe/h200x2-final.json" "$WS/probe-report.json"
   cp "$REPO/tests/lsp/data/vllm/serve.sh" "$WS/scripts/serve.sh" # a vllm serve launch script: the flag quick fix
+  cp "$REPO/corpus/healthy/nvidia-smi-h200x2/nvidia-smi-topo-m.log" "$WS/logs/" # a topology pasted in a log: the GPU matrix
 }
 make_ws
 mkdir -p "$RUN/ud/User"
@@ -71,7 +73,7 @@ cat > "$RUN/ud/User/settings.json" <<'JSON'
   "extensions.ignoreRecommendations": true, "chat.disableAIFeatures": true, "workbench.startupEditor": "none",
   "update.mode": "none", "workbench.enableExperiments": false, "security.workspace.trust.enabled": false,
   "terminal.integrated.enablePersistentSessions": false, "terminal.integrated.defaultProfile.linux": "bash",
-  "workbench.tips.enabled": false, "git.openRepositoryInParentFolders": "never", "editor.hover.delay": 300, "files.autoSave": "off" }
+  "workbench.tips.enabled": false, "git.openRepositoryInParentFolders": "never", "editor.hover.delay": 300 }
 JSON
 "$CS" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/exts" --install-extension "$VSIX" 2>&1 | tail -1
 

@@ -66,3 +66,21 @@ def test_the_cli_report_escapes_controls(tmp_path, flag):
     out = result.stdout.decode("utf-8")
     assert "c1-osc" in out and "bidi-rlo" in out
     assert _acted_on(out) == []
+
+
+@pytest.mark.parametrize("log, initiator", [
+    ("torchrun_sigkill.log", "rank 1     torchrun-worker-sigkill (root-cause)"),  # reported after the SIGTERMs it caused
+    ("torchrun_collective_mismatch.log", "rank 1     torch-collective-mismatch (root-cause)"),  # rank 3's line comes first
+    ("torchrun_python_exception.log", "rank 2     python-unhandled-exception (root-cause)"),
+])
+def test_the_timeline_starts_with_the_initiators_error(log, initiator):
+    """Issue 22.7: what the other ranks' errors are a consequence of is listed before them, rank 0's
+    SIGTERM included, wherever torchrun wrote its line."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "lsp" / "data" / "logs" / log
+    out = run_cli("diagnose", "--color", "never", str(path)).stdout.decode()
+    timeline = out.split("Timeline:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert initiator in timeline[0], timeline
+    assert not any("(root-cause)" in t and initiator.split()[2] in t for t in timeline[1:]), timeline
+    assert any("torchrun-worker-sigterm" in t for t in timeline[1:]), timeline

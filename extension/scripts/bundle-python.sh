@@ -48,7 +48,24 @@ for version in $ABIS; do
   done < "$REQ/native.txt"
 done
 
-# byte-code and console scripts are not needed in the bundle
+# console scripts are not needed in the bundle; byte-code made by pip or a test run is not kept
 rm -rf "$OUT/libs/bin" "$OUT/libs/example.py"
 find "$OUT" -name '__pycache__' -type d -prune -exec rm -rf {} +
+# Byte-code for each bundled CPython this machine has (issue 22.5: compiling lsprotocol, pydantic and
+# the engine on the first start cost seconds of the first squiggle in a fresh window). checked-hash:
+# unpacking the .vsix gives every file a new mtime, which would make timestamp-checked .pyc stale;
+# a hash-checked one stays valid while its source is the same. A CPython not here compiles on first start.
+for version in $ABIS; do
+  tag=cp${version/./}
+  py=
+  for candidate in "python$version" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/"python$version"; do
+    if "$candidate" -c 'pass' 2>/dev/null; then py=$candidate; break; fi
+  done
+  if [ -n "$py" ] && "$py" -c 'import sys; sys.exit(sys.version_info[:2] != tuple(map(int, sys.argv[1].split("."))))' "$version" 2>/dev/null; then
+    echo "bundle: byte-code for CPython $version"
+    "$py" -m compileall -q -j 0 --invalidation-mode checked-hash "$OUT/libs" "$OUT/native/$tag-linux-x86_64" >/dev/null
+  else
+    echo "bundle: no CPython $version here: it compiles the bundle on its first start"
+  fi
+done
 echo "bundle: done ($(du -sh "$OUT" | cut -f1))"

@@ -9,8 +9,7 @@ export class EntryProvider implements vscode.TextDocumentContentProvider {
   constructor(private readonly server: ServerManager) {}
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const signature = uri.path.replace(/^\//, '').replace(/\.md$/, '');
-    const facts = Object.fromEntries(new URLSearchParams(uri.query));
+    const { signature, facts } = entryRequest(uri);
     try {
       return await this.server.executeCommand<string>('mltriage.explain', signature, facts);
     } catch (err) {
@@ -24,4 +23,9 @@ export function entryTarget(uriOrSignature: string): vscode.Uri {
   return uriOrSignature.startsWith(`${ENTRY_SCHEME}:`)
     ? vscode.Uri.parse(uriOrSignature)
     : vscode.Uri.from({ scheme: ENTRY_SCHEME, path: `/${uriOrSignature}.md` });
+}
+
+// The signature and the log line's facts an entry URI names.
+export function entryRequest(uri: vscode.Uri): { signature: string; facts: Record<string, string> } {
+  return { signature: uri.path.replace(/^\//, '').replace(/\.md$/, ''), facts: Object.fromEntries(new URLSearchParams(uri.query)) };
 }

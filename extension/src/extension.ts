@@ -6,7 +6,7 @@ import { onPythonInterpreterChange } from './python';
 import { TerminalFailure, TerminalWatcher } from './terminal';
 import { DiagnosisView } from './view';
 import { DiagnosisJson, ProbeAnswer, ViewRoot } from './diagnosis';
-import { EntryProvider, ENTRY_SCHEME, entryTarget } from './entries';
+import { EntryProvider, ENTRY_SCHEME, entryRequest, entryTarget } from './entries';
 
 // What other extensions (and our tests) can use: `vscode.extensions.getExtension(...).exports`.
 export interface MltriageApi {
@@ -28,15 +28,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
   const diagnoseText = (text: string, extra: Record<string, unknown> = {}) =>
     server.executeCommand<DiagnosisJson>('mltriage.diagnoseText', { text, ...extra });
 
+  // "Open the full entry" (hover, view, quick fix): the entry rendered, not its Markdown source
   const showEntry = async (uriOrSignature?: string) => {
     const id = uriOrSignature ?? await pickSignature();
     if (!id) { return; }
-    const doc = await vscode.workspace.openTextDocument(entryTarget(id));
-    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    const { signature, facts } = entryRequest(entryTarget(id));
+    const entry = await server.executeCommand<{ signature: string; html: string }>('mltriage.entryView', signature, facts);
+    view.showEntry(entry.signature, entry.html);
+    return entry;
   };
   const applyFix = async (root: Pick<ViewRoot, 'signature' | 'title' | 'env'>) =>
     pickLaunchScriptAndInsert(server, root.env, root.signature, root.title);
-  const view = new DiagnosisView({ applyFix, showEntry });
+  const view: DiagnosisView = new DiagnosisView({ applyFix, showEntry: async (uri) => { await showEntry(uri); } });
   const terminals = new TerminalWatcher({
     diagnose: (text) => diagnoseText(text, { source: '<terminal>' }),
     showDiagnosis: (d, origin) => view.show(d, origin),
@@ -86,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
     log, view, terminals, firstDiagnostics,
     { dispose: () => void manager?.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(ENTRY_SCHEME, new EntryProvider(server)),
+    vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, beforeEditProvider),
     vscode.commands.registerCommand('mltriage.diagnoseSelection', async () => {
       const editor = vscode.window.activeTextEditor;
       if (!editor) {
@@ -156,6 +160,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Mltria
       pickLaunchScriptAndInsert(server, env, signature, title)),
     vscode.commands.registerCommand('mltriage.applyExports', (fix: ScriptFix) => applyExports(server, fix)),
     vscode.commands.registerCommand('mltriage.applyFlag', (fix: FlagFix) => applyFlag(server, fix)),
+    vscode.commands.registerCommand('mltriage.pickScriptForFlag', async (flag: FlagFix['flag']) => {
+      const script = await chooseScript(`Add ${flag.argument ?? flag.flag}`);
+      return script ? applyFlag(server, { script, flag }) : undefined;
+    }),
     vscode.commands.registerCommand('mltriage.restartServer', () => server.start()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mltriage.interpreter') || e.affectsConfiguration('mltriage.diagnostics')) {
@@ -197,32 +205,79 @@ interface ScriptInfo { uri: string; path: string; distributed: boolean }
 interface ScriptFix { script: string; env: Record<string, string>; signature: string; title: string }
 interface ScriptEdit { uri?: string; version?: number | null; line?: number; character?: number; text?: string; reason?: string }
 
-// Opens the script, inserts the fix's lines as a normal edit (undoable, left unsaved for review) and
-// shows them selected. The server says where and what (it knows the #SBATCH header rules).
-async function applyExports(server: ServerManager, fix: ScriptFix): Promise<boolean> {
+// What the user was told of a script edit (returned by the apply commands, for the tests).
+export interface EditNotice { notice: string; autoSave: string }
+
+// The text of a script as it was before our last edit of it, for "Show Diff" (scheme mltriage-before).
+const BEFORE_SCHEME = 'mltriage-before';
+const beforeEdit = new Map<string, string>();
+export const beforeEditProvider: vscode.TextDocumentContentProvider = {
+  provideTextDocumentContent: (uri) => beforeEdit.get(uri.query) ?? '',
+};
+
+// When an edit left in the editor reaches the disk: files.autoSave decides, not us (code-server and
+// VS Code for the web default it to afterDelay), so the notice says what is true under the setting.
+export function whenSaved(document: vscode.TextDocument): { autoSave: string; words: string } {
+  const files = vscode.workspace.getConfiguration('files', document.uri);
+  const autoSave = files.get<string>('autoSave', 'off');
+  const undo = 'Undo takes it back, saved or not';
+  switch (autoSave) {
+    case 'afterDelay':
+      return { autoSave, words: `auto-save (files.autoSave: afterDelay) writes it to disk ${files.get<number>('autoSaveDelay', 1000)} ms after the edit; ${undo}` };
+    case 'onFocusChange':
+      return { autoSave, words: `auto-save (files.autoSave: onFocusChange) writes it to disk when the editor loses focus; ${undo}` };
+    case 'onWindowChange':
+      return { autoSave, words: `auto-save (files.autoSave: onWindowChange) writes it to disk when the window loses focus; ${undo}` };
+    default:
+      return { autoSave, words: 'not saved yet: review, then save or undo' };
+  }
+}
+
+// The edit is selected in its editor; the notice says when it reaches the disk and offers the diff
+// against the text before it, and Undo.
+function announceEdit(editor: vscode.TextEditor, before: string, what: string): EditNotice {
+  const document = editor.document;
+  beforeEdit.set(document.uri.toString(), before);
+  const { autoSave, words } = whenSaved(document);
+  const notice = `mltriage: ${what} (${words}).`;
+  void vscode.window.showInformationMessage(notice, 'Show Diff', 'Undo').then(async (pick) => {
+    if (pick === 'Show Diff') {
+      const left = vscode.Uri.from({ scheme: BEFORE_SCHEME, path: document.uri.path, query: document.uri.toString() });
+      await vscode.commands.executeCommand('vscode.diff', left, document.uri, `${vscode.workspace.asRelativePath(document.uri)}: before mltriage ↔ now`);
+    } else if (pick === 'Undo') {
+      await vscode.window.showTextDocument(document, { preview: false });
+      await vscode.commands.executeCommand('undo');
+    }
+  });
+  return { notice, autoSave };
+}
+
+// Opens the script, inserts the fix's lines as a normal edit (undoable, reviewable: selected, a diff
+// on request) and shows them selected. The server says where and what (it knows the #SBATCH header rules).
+async function applyExports(server: ServerManager, fix: ScriptFix): Promise<EditNotice | undefined> {
   const uri = vscode.Uri.parse(fix.script);
   const document = await vscode.workspace.openTextDocument(uri);
   const editor = await vscode.window.showTextDocument(document, { preview: false });
   const edit = await server.executeCommand<ScriptEdit>('mltriage.scriptEdit', fix);
   if (edit.text === undefined || edit.line === undefined) {
     void vscode.window.showInformationMessage(`mltriage: nothing changed: ${edit.reason ?? 'the edit was refused'}`);
-    return false;
+    return undefined;
   }
   if (edit.version !== null && edit.version !== undefined && edit.version !== document.version) {
     void vscode.window.showWarningMessage('mltriage: the script changed meanwhile; run the quick fix again.');
-    return false;
+    return undefined;
   }
   const at = new vscode.Position(edit.line, edit.character ?? 0);
   const text = edit.text;
-  if (!await editor.edit((b) => b.insert(at, text))) { return false; }
+  const before = document.getText();
+  if (!await editor.edit((b) => b.insert(at, text))) { return undefined; }
   // the inserted lines: after `at` when the text starts with a line break (a script without a final one)
   const breaks = text.split('\n').length - 1;
   const firstNew = at.character ? at.line + 1 : at.line;
   const lastNew = at.line + breaks - 1;
   editor.selection = new vscode.Selection(firstNew, 0, lastNew, editor.document.lineAt(lastNew).text.length);
   editor.revealRange(editor.selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-  void vscode.window.showInformationMessage(`mltriage: added to ${vscode.workspace.asRelativePath(uri)} (not saved yet: review, then save or undo).`);
-  return true;
+  return announceEdit(editor, before, `added to ${vscode.workspace.asRelativePath(uri)}`);
 }
 
 interface FlagFix { script: string; flag: { command: string; flag: string; value: string | null; argument?: string } }
@@ -233,24 +288,25 @@ interface FlagEdit {
 
 // Adds a fix's flag to the script's launch command lines (`vllm serve`, `torchrun`): the server
 // finds the lines and words; here the script opens, the edit is made unsaved and the flags are shown selected.
-async function applyFlag(server: ServerManager, fix: FlagFix): Promise<boolean> {
+async function applyFlag(server: ServerManager, fix: FlagFix): Promise<EditNotice | undefined> {
   const uri = vscode.Uri.parse(fix.script);
   const document = await vscode.workspace.openTextDocument(uri);
   const editor = await vscode.window.showTextDocument(document, { preview: false });
   const answer = await server.executeCommand<FlagEdit>('mltriage.flagEdit', fix);
   if (!answer.edits?.length) {
     void vscode.window.showInformationMessage(`mltriage: nothing changed: ${answer.reason ?? 'the edit was refused'}`);
-    return false;
+    return undefined;
   }
   if (answer.version !== null && answer.version !== undefined && answer.version !== document.version) {
     void vscode.window.showWarningMessage('mltriage: the script changed meanwhile; run the quick fix again.');
-    return false;
+    return undefined;
   }
   const edits = answer.edits;
+  const before = document.getText();
   const ok = await editor.edit((b) => {
     for (const e of edits) { b.replace(new vscode.Range(e.line, e.character, e.end_line, e.end_character), e.text); }
   });
-  if (!ok) { return false; }
+  if (!ok) { return undefined; }
   // where each new text now is: edits are single-line and in document order, so only earlier edits
   // on the same line move a later one
   const selections: vscode.Selection[] = [];
@@ -264,9 +320,7 @@ async function applyFlag(server: ServerManager, fix: FlagFix): Promise<boolean> 
   }
   editor.selections = selections;
   editor.revealRange(selections[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-  void vscode.window.showInformationMessage(
-    `mltriage: ${fix.flag.argument ?? fix.flag.flag} added to ${vscode.workspace.asRelativePath(uri)} (not saved yet: review, then save or undo).`);
-  return true;
+  return announceEdit(editor, before, `${fix.flag.argument ?? fix.flag.flag} added to ${vscode.workspace.asRelativePath(uri)}`);
 }
 
 async function pickLaunchScriptAndInsert(server: ServerManager, env: Record<string, string>, signature: string, title: string): Promise<void> {
@@ -275,20 +329,31 @@ async function pickLaunchScriptAndInsert(server: ServerManager, env: Record<stri
     return;
   }
   const scripts = await server.executeCommand<ScriptInfo[]>('mltriage.launchScripts');
-  const browse = { label: '$(folder-opened) Choose another file…', script: undefined as string | undefined };
+  const trusted = vscode.workspace.isTrusted;
+  const browse = { label: trusted ? '$(folder-opened) Choose another file…' : '$(folder-opened) Open a launch script…', script: undefined as string | undefined, trust: false };
+  // Restricted Mode: the server reads only scripts open in the editor; trusting the folder lists the rest
+  const trust = { label: '$(shield) Trust this folder to list its launch scripts', description: 'Restricted Mode', script: undefined, trust: true };
   const items = [
-    ...scripts.map((s) => ({ label: vscode.workspace.asRelativePath(vscode.Uri.parse(s.uri)), description: s.distributed ? 'distributed launcher' : '', script: s.uri as string | undefined })),
+    ...scripts.map((s) => ({ label: vscode.workspace.asRelativePath(vscode.Uri.parse(s.uri)), description: s.distributed ? 'distributed launcher' : '', script: s.uri as string | undefined, trust: false })),
     browse,
+    ...(trusted ? [] : [trust]),
   ];
-  const pick = await vscode.window.showQuickPick(items, { placeHolder: `Add ${Object.keys(env).join(', ')} to which launch script?` });
+  const names = Object.keys(env).join(', ');
+  const pick = await vscode.window.showQuickPick(items, {
+    placeHolder: trusted ? `Add ${names} to which launch script?`
+      : `Add ${names} to which launch script? Restricted Mode lists only open scripts: open one, or trust the folder to list them all`,
+  });
   if (!pick) { return; }
-  let target = pick.script;
-  if (!target) {
-    const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Add exports', filters: { 'Shell scripts': ['sh', 'bash', 'slurm', 'sbatch'], 'All files': ['*'] } });
-    if (!chosen?.length) { return; }
-    target = chosen[0].toString();
-  }
-  await applyExports(server, { script: target, env, signature, title });
+  if (pick.trust) { await vscode.commands.executeCommand('workbench.trust.manage'); return; }
+  const target = pick.script ?? await chooseScript('Add exports');
+  if (target) { await applyExports(server, { script: target, env, signature, title }); }
+}
+
+// A script the user picks on disk (in Restricted Mode the one way to edit a script not open yet:
+// it is opened first, and the server reads the editor's copy).
+async function chooseScript(openLabel: string): Promise<string | undefined> {
+  const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel, filters: { 'Shell scripts': ['sh', 'bash', 'slurm', 'sbatch'], 'All files': ['*'] } });
+  return chosen?.length ? chosen[0].toString() : undefined;
 }
 
 export async function deactivate(): Promise<void> {

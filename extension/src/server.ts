@@ -76,9 +76,11 @@ export class ServerManager implements vscode.Disposable {
   private async startClient(): Promise<void> {
     const t0 = Date.now();
     const interpreter = await findInterpreter(this.log);
-    // The interpreter's facts are read beside the server's start, not before it (they cost a Python
-    // start of their own); they explain a failed start in words (start.py also refuses Python < 3.11).
-    const factsRead = readPythonFacts(interpreter.command).then(
+    // The interpreter's facts are read after the server's start, not before or beside it (a Python
+    // start of their own, 0.3-2.8 s through a pyenv shim on a busy machine, that competed with the
+    // server's for the CPU: issue 22.5); they explain a failed start in words (start.py also refuses
+    // Python < 3.11) and name the interpreter in the output channel.
+    const readFacts = () => readPythonFacts(interpreter.command).then(
       (facts) => {
         this.log.info(`Python ${facts.version.join('.')} at ${facts.executable} (from ${interpreter.origin}; read in ${Date.now() - t0} ms)`);
         return versionProblem(facts);
@@ -128,8 +130,9 @@ export class ServerManager implements vscode.Disposable {
       this.client = client;
       this.changed.fire(client);
       this.log.info(`server started in ${Date.now() - t1} ms (${Date.now() - t0} ms with the interpreter): ${JSON.stringify(client.initializeResult?.serverInfo)}`);
+      void readFacts().then((problem) => { if (problem) { this.log.warn(problem); } });
     } catch (err) {
-      this.fail(await factsRead ?? `The mltriage server failed to start: ${(err as Error).message}`);
+      this.fail(await readFacts() ?? `The mltriage server failed to start: ${(err as Error).message}`);
       await client.dispose().catch(() => undefined);
     }
   }

@@ -11,6 +11,7 @@ const MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
 export interface TerminalFailure {
   terminal: string;
   commandLine: string;
+  origin: string; // the view's "From …" line: the terminal and the command's start, not all of it
   exitCode: number | undefined;
   diagnosis: DiagnosisJson;
   notice: string;
@@ -77,19 +78,30 @@ export class TerminalWatcher implements vscode.Disposable {
     const commandLine = e.execution.commandLine.value;
     const root = diagnosis.view.root;
     const actions = root && root.exports ? ['Show diagnosis', 'Apply fix'] : ['Show diagnosis'];
+    const named = commandName(commandLine);
     const shown = root
       ? vscode.window.showErrorMessage(`mltriage: ${notice}`, ...actions)
-      : vscode.window.showWarningMessage(`mltriage: \`${commandLine.slice(0, 80)}\` exited ${e.exitCode ?? '(no exit code)'}: ${notice}`, ...actions);
+      : vscode.window.showWarningMessage(`mltriage: "${named}" exited ${e.exitCode ?? '(no exit code)'}: ${notice}`, ...actions);
+    const origin = `terminal "${e.terminal.name}", the command "${named}" (exit ${e.exitCode ?? 'code unknown'})`;
     const msFromEndToNotice = Date.now() - endedAt;
     this.deps.log.info(`terminal command failed (${e.exitCode ?? 'no exit code'}): ${commandLine} -> ${root?.signature ?? 'no known failure'}; notified ${msFromEndToNotice} ms after it ended`);
-    this.detected.fire({ terminal: e.terminal.name, commandLine, exitCode: e.exitCode, diagnosis, notice, msFromEndToNotice });
+    this.detected.fire({ terminal: e.terminal.name, commandLine, origin, exitCode: e.exitCode, diagnosis, notice, msFromEndToNotice });
     const pick = await shown;
     if (pick === 'Show diagnosis') {
-      this.deps.showDiagnosis(diagnosis, `terminal "${e.terminal.name}": ${commandLine}`);
+      this.deps.showDiagnosis(diagnosis, origin);
     } else if (pick === 'Apply fix' && root) {
       await this.deps.applyFix(root);
     }
   }
 
   dispose(): void { this.subscriptions.forEach((d) => d.dispose()); }
+}
+
+// A command line as a name: its first line, cut at a word boundary near 40 characters (the whole
+// command is in the terminal above; a notice or the view's "From" line only has to say which).
+export function commandName(commandLine: string, max = 40): string {
+  const first = commandLine.trim().split('\n')[0];
+  if (first.length <= max) { return first; }
+  const cut = first.lastIndexOf(' ', max);
+  return `${first.slice(0, cut > max / 2 ? cut : max)}…`;
 }

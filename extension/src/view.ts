@@ -13,6 +13,8 @@ export interface ViewActions {
 export class DiagnosisView {
   private panel: vscode.WebviewPanel | undefined;
   private current: DiagnosisJson | undefined;
+  private shown: { diagnosis: string; probes: string[] } = { diagnosis: '', probes: [] };
+  private entryPanel: vscode.WebviewPanel | undefined;
 
   constructor(private readonly actions: ViewActions) {}
 
@@ -20,11 +22,33 @@ export class DiagnosisView {
 
   show(diagnosis: DiagnosisJson, origin: string): void {
     this.current = diagnosis;
-    this.open().webview.html = page(renderDiagnosis(diagnosis, origin), nonce());
+    this.shown = { diagnosis: renderDiagnosis(diagnosis, origin), probes: [] };
+    this.render();
   }
 
+  // A probe's answer is added under the diagnosis shown (issue 22.6: it no longer replaces it); the
+  // latest probe first.
   showProbe(report: ProbeAnswer, origin: string): void {
-    this.open().webview.html = page(renderProbe(report, origin), nonce());
+    this.shown.probes = [renderProbe(report, origin), ...this.shown.probes].slice(0, 4);
+    this.render();
+  }
+
+  // An entry rendered (the server's HTML of its Markdown), in the view's column when the view is
+  // open (no third column), else beside the editor.
+  showEntry(signature: string, html: string): void {
+    const column = this.panel?.viewColumn ?? vscode.ViewColumn.Beside;
+    if (!this.entryPanel) {
+      this.entryPanel = vscode.window.createWebviewPanel('mltriage.entry', `mltriage: ${signature}`, column, { enableScripts: false, localResourceRoots: [] });
+      this.entryPanel.onDidDispose(() => { this.entryPanel = undefined; });
+    }
+    this.entryPanel.title = `mltriage: ${signature}`;
+    this.entryPanel.webview.html = page(`<article class="entry">${html}</article>`, nonce());
+    this.entryPanel.reveal(column, false);
+  }
+
+  private render(): void {
+    const probes = this.shown.probes.map((p) => `<section class="probe">${p}</section>`).join('');
+    this.open().webview.html = page(this.shown.diagnosis + probes, nonce());
   }
 
   private open(): vscode.WebviewPanel {
@@ -51,7 +75,7 @@ export class DiagnosisView {
     }
   }
 
-  dispose(): void { this.panel?.dispose(); }
+  dispose(): void { this.panel?.dispose(); this.entryPanel?.dispose(); }
 }
 
 function esc(text: unknown): string {
@@ -73,10 +97,11 @@ export function renderDiagnosis(d: DiagnosisJson, origin: string): string {
   const v = d.view;
   const r = v.root;
   const pictures = v.pictures.timeline || v.pictures.matrix
-    ? `<section class="pictures"><h2>Picture</h2>${v.pictures.timeline ? `<figure id="timeline">${v.pictures.timeline}</figure>` : ''}${v.pictures.matrix ? `<figure id="matrix">${v.pictures.matrix}</figure>` : ''}</section>` : '';
+    ? `<section class="pictures"><h2>Picture</h2>${v.pictures.timeline ? `<figure id="timeline">${v.pictures.timeline}</figure>` : ''}${v.pictures.matrix ? `<figure id="matrix" class="matrix">${v.pictures.matrix}</figure>` : ''}</section>` : '';
   const body = !r
     ? `<p class="healthy">No known failure signature matched ${esc(origin)}.</p>
-       ${v.context.length ? `<section><h2>Found (not a failure)</h2>${items(v.context)}</section>` : ''}`
+       ${v.context.length ? `<section><h2>Found (not a failure)</h2>${items(v.context)}</section>` : ''}
+       ${pictures}`
     : `
     <section class="root">
       <h2>Root cause <span class="where">${esc(r.where)}</span></h2>
@@ -110,10 +135,10 @@ ${v.warnings.length ? `<section><h2>Warnings</h2><ul>${v.warnings.map((w) => `<l
 
 export function renderProbe(report: ProbeAnswer, origin: string): string {
   const matrix = report.view?.matrix;
-  return `<h1>P2P probe: ${esc(report.machine_verdict ?? report.status ?? 'no result')}</h1>
+  return `<h2 class="probe-title">P2P probe: ${esc(report.machine_verdict ?? report.status ?? 'no result')}</h2>
 <p class="where" id="origin">From ${esc(origin)}</p>
 <p>${esc(report.message ?? report.error ?? '')}</p>
-${matrix ? `<section class="pictures"><h2>GPU × GPU</h2><figure id="matrix">${matrix}</figure></section>` : ''}`;
+${matrix ? `<figure class="matrix probe-matrix">${matrix}</figure>` : ''}`;
 }
 
 function page(body: string, n: string): string {
@@ -129,8 +154,11 @@ function page(body: string, n: string): string {
  button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: 1px solid var(--vscode-contrastBorder, transparent); padding: 4px 10px; margin: 2px 4px 2px 0; cursor: pointer; }
  button:hover { background: var(--vscode-button-hoverBackground); }
  .healthy { color: var(--vscode-testing-iconPassed); }
- figure { margin: .5em 0; } figure svg.mltriage-timeline { max-width: 760px; }
- svg text { fill: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: 12px; }
+ figure { margin: .5em 0; overflow-x: auto; } /* pictures at their own size, scrolled, never shrunk */
+ svg text { fill: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: 13px; }
+ svg text.legend { font-size: 12px; }
+ .probe { border-top: 2px solid var(--vscode-panel-border); margin-top: 1.5em; }
+ .entry h2 { font-size: 1.25em; } .entry h3 { font-size: 1.1em; }
  svg text.axis, svg text.legend, svg text.note { fill: var(--vscode-descriptionForeground); }
  svg .lane { stroke: var(--vscode-panel-border); stroke-width: 1; }
  svg .mark { stroke: var(--vscode-contrastBorder, var(--vscode-editor-background)); stroke-width: 1; }

@@ -66,32 +66,44 @@ def code_block(lines: Iterable[str], info: str = "sh") -> list[str]:
     return [f"{fence}{info}", *body, fence]
 
 
-def text(value: str) -> str:
-    """A sentence with code spans: the spans stay code (re-fenced), the rest is literal.
-
-    Code spans are found as CommonMark finds them: a run of backticks up to the next run of the
-    same length; a run without one is literal backticks."""
+def _pieces(value: str) -> Iterable[tuple[str, bool]]:
+    """``value`` as (piece, is_code) pairs, its code spans found as CommonMark finds them: a run of
+    backticks up to the next run of the same length; a run without one is literal backticks."""
     runs = list(_BACKTICKS.finditer(value))
     following: list[int | None] = [None] * len(runs)  # the next run of the same length
     last: dict[int, int] = {}
     for i in range(len(runs) - 1, -1, -1):
         size = len(runs[i].group())
         following[i], last[size] = last.get(size), i
-    out, at, index = [], 0, 0
+    at, index = 0, 0
     while index < len(runs):
         opening, closing = runs[index], following[index]
         if closing is None:
             index += 1
             continue
-        out.append(escape(value[at:opening.start()], at_start=at == 0))
+        yield value[at:opening.start()], False
         inside = value[opening.end():runs[closing].start()]
         if len(inside) >= 2 and inside.startswith(" ") and inside.endswith(" ") and inside.strip():
             inside = inside[1:-1]
-        out.append(code(inside) or escape(opening.group() * 2))
+        yield (inside, True) if inside else (opening.group() * 2, False)
         at = runs[closing].end()
         index = closing + 1
-    out.append(escape(value[at:], at_start=at == 0))
+    yield value[at:], False
+
+
+def text(value: str) -> str:
+    """A sentence with code spans: the spans stay code (re-fenced), the rest is literal."""
+    out, start = [], True
+    for piece, is_code in _pieces(value):
+        out.append(code(piece) if is_code else escape(piece, at_start=start))
+        start = False
     return "".join(out)
+
+
+def plain(value: str) -> str:
+    """The same sentence for a place that shows no Markdown (a diagnostic's message in the Problems
+    panel and the hover): its code spans' text without the backticks."""
+    return shown("".join(piece for piece, _ in _pieces(value)))
 
 
 def link(label: str, url: str) -> str:

@@ -28,14 +28,27 @@ class _Paint:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-def _timeline(events: list[dict], t0: float, p) -> list[str]:
-    """The timeline in the engine's time order (engine/triage.in_time_order). A line without a
-    timestamp shows where its source's order puts it: after the stamped line above it (``≥``) or,
-    before any, no later than the stamped line below it (``≤``)."""
+def _initiator_first(d: Diagnosis, events: list[dict]) -> tuple[list[dict], dict | None]:
+    """The events with the initiator's error first: what the others are a consequence of happened
+    before them, even where its line was written later (torchrun's failure summary reports a
+    SIGKILLed worker after the SIGTERMs it sent because of it)."""
+    root = d.root_cause
+    if root is None:
+        return events, None
+    first = next((t for t in events if (t["source"], t["line"], t["signature"]) == (root.source, root.line, root.signature)), None)
+    return ([first, *(t for t in events if t is not first)], first) if first is not None else (events, None)
+
+
+def _timeline(events: list[dict], t0: float, p, first: dict | None = None) -> list[str]:
+    """The timeline in the engine's time order (engine/triage.in_time_order), the initiator's error
+    (``first``) at the top. A line without a timestamp shows where its source's order puts it:
+    after the stamped line above it (``≥``) or, before any, no later than the stamped line below it (``≤``)."""
     out = [p("Timeline:", "bold")]
     for t in events:
         same = [e for e in events if e["source"] == t["source"] and e.get("timestamp") is not None]
-        if t.get("timestamp") is not None:
+        if t is first and t.get("timestamp") is None:
+            when = "  initiator"  # its line comes late; triage puts it first
+        elif t.get("timestamp") is not None:
             when = f" +{t['timestamp'] - t0:8.3f}s"
         else:
             above = [e for e in same if e["line"] < t["line"]]
@@ -200,7 +213,8 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         out.append("")
     stamped = [t for t in d.timeline if t.get("timestamp") is not None]
     if stamped and len({t["rank"] for t in d.timeline}) > 1:
-        out += _timeline(d.timeline[:12], stamped[0]["timestamp"], p)
+        events, first = _initiator_first(d, d.timeline)
+        out += _timeline(events[:12], stamped[0]["timestamp"], p, first)
     if len(d.ranks) > 1:
         out.append(p("Ranks:", "bold"))
         out.append(f"  {'rank':>5}  {'role':<10}  {'first error':<34}  where")

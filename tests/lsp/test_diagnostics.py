@@ -112,5 +112,31 @@ async def test_rank_comes_from_a_per_rank_file_name(client: LanguageClient, work
     ranked = await wait_for_diagnostics(client, open_document(client, named))
     plain = await wait_for_diagnostics(client, open_document(client, anonymous))
     assert [d.data["rank"] for d in ranked if d.data["role"] == "root-cause"] == [5]
-    assert "(rank 5)" in ranked[0].message
+    assert ranked[0].message.startswith("rank 5: ")
     assert all(d.data["rank"] is None for d in plain)
+
+
+async def test_severity_in_problems_follows_the_verdict(client: LanguageClient, workspace: Path):
+    """Issue 22.4: the root cause triage chose is the one Error; what the verdict files as collateral
+    is Information and as context at most a Warning (the view's sections say the same)."""
+    severity = {"root": {types.DiagnosticSeverity.Error}, "collateral": {types.DiagnosticSeverity.Information},
+                "context": {types.DiagnosticSeverity.Warning, types.DiagnosticSeverity.Hint}}
+    for log in sorted((workspace / "logs").glob("*.log")):
+        uri = open_document(client, log)
+        diagnostics = await wait_for_diagnostics(client, uri)
+        answer = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="mltriage.diagnoseText", arguments=[{"uri": uri}]))
+        view = answer["view"]
+        filed = {item["index"]: where for where in ("collateral", "context") for item in view[where]}
+        if view["root"] is not None:
+            filed[view["root"]["index"]] = "root"
+        assert len(diagnostics) == len(answer["findings"]) == len(filed), log.name
+        for index, d in enumerate(diagnostics):  # one diagnostic per finding, in order
+            assert d.severity in severity[filed[index]], (log.name, d.code, filed[index], d.severity)
+            assert d.data["filed"] == filed[index]
+        errors = [d.code for d in diagnostics if d.severity == types.DiagnosticSeverity.Error]
+        assert len(errors) == (view["root"] is not None), (log.name, errors)
+    # the case of the issue: vLLM's P2P self-test crash is the error, the child's CUDA error under it is context
+    vllm = {d.code: d.severity for d in client.diagnostics[(workspace / "logs" / "vllm_p2p_batch_test.log").as_uri()]}
+    assert vllm["vllm-p2p-access-test-crashed"] == types.DiagnosticSeverity.Error
+    assert vllm["cuda-initialization-error"] == types.DiagnosticSeverity.Warning

@@ -25,9 +25,10 @@ async def test_hover_on_flagged_line_shows_entry(client: LanguageClient, workspa
     assert hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value
     assert f"`{target.code}`" in text
-    assert target.data["title"] in text
     assert "fix" in text.lower()
     assert hover.range == target.range
+    # issue 22.3: VS Code shows the diagnostic's message above the hover; the hover does not say it again
+    assert target.message not in text and target.message.split(": ", 1)[-1] not in text
 
 
 async def test_hover_elsewhere_is_empty(client: LanguageClient, workspace: Path):
@@ -61,6 +62,12 @@ async def test_hover_first_screen_is_what_happened_the_fix_and_verify(client: La
     )
     text = hover.contents.value
     assert len(text) < 2500, len(text)  # a first screen, not the 6 KB entry
+    # issue 22.3: the first screen (before the rule) is the fix itself and the verify command, nothing else
+    first, _, rest = text.partition("\n---\n")
+    assert rest, text
+    assert [line for line in first.splitlines() if line] == [
+        "**Fix:**", "```sh", *[f"export {k}={v}" for k, v in root.data["env"].items()], "```", f"**Verify:** `{root.data['verify']}`"]
+    assert "\n" not in root.message and "`" not in root.message, root.message  # one line of what broke, plain text
     # the exports in a code block, one line each, then how to verify
     exports = [f"export {k}={v}" for k, v in root.data["env"].items()]
     assert "```sh\n" + "\n".join(exports) + "\n```" in text
@@ -84,7 +91,9 @@ async def test_vllm_p2p_batch_test_reads_as_gpu_pairs_and_the_childs_error_is_fl
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=batch.range.start)
     )
     assert "0→0, 0→1, 1→0, 1→1" in hover.contents.value
-    assert "0→0, 0→1, 1→0, 1→1" in batch.message
+    # the flag beside the exports on the first screen, before the rule
+    first = hover.contents.value.partition("\n---\n")[0]
+    assert "export NCCL_P2P_DISABLE=1" in first and "`--disable-custom-all-reduce`" in first and "**Verify:**" in first
     # the test child's own error, printed under it, has its own diagnostic on its own line
     child = line_of(log, "CUDART error: initialization error")
     flagged = [d for d in diagnostics if d.range.start.line == child]
@@ -111,3 +120,15 @@ async def test_hover_on_a_catalogued_line_shows_its_source_site_and_releases(cli
     assert hover is not None
     assert "**Source:** `src/misc/shmutils.cc:128`" in hover.contents.value
     assert "NCCL 2.22.3-1–2.27.7-1" in hover.contents.value
+
+
+async def test_diagnostic_messages_are_one_plain_line(client: LanguageClient, workspace: Path):
+    """Issue 22.3: VS Code shows a diagnostic's message as plain text (Problems panel, hover): no
+    Markdown backticks; the notes go to the hover."""
+    seen = 0
+    for log in sorted((workspace / "logs").glob("*.log")):
+        uri = open_document(client, log)
+        for d in await wait_for_diagnostics(client, uri):
+            assert "`" not in d.message and "\n" not in d.message, (log.name, d.message)
+            seen += 1
+    assert seen > 20

@@ -44,4 +44,7 @@ async def test_p2p_diagnostic_carries_the_probe_verdict(probe_client: LanguageCl
     diagnostics = await wait_for_diagnostics(probe_client, uri)
     p2p = [d for d in diagnostics if d.data and d.data.get("p2p")]
     assert p2p, [d.code for d in diagnostics]
-    assert "GPU0->GPU1: CORRUPT at offset 4096" in p2p[0].message
+    # the probe's word is a note: in the hover, under the fix (the message is one line of what broke)
+    hover = await probe_client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=p2p[0].range.start))
+    assert "local probe: GPU0-\\>GPU1: CORRUPT at offset 4096" in hover.contents.value  # '>' escaped: log text

@@ -118,3 +118,53 @@ async def test_a_log_whose_findings_are_only_info_or_warning_has_no_root_cause(c
         view = result["view"]
         assert view["root"] is None and view["headline"] == "no known failure found"
         assert [i["signature"] for i in view["context"]] == [f["signature"] for f in result["findings"]]
+
+
+async def test_timeline_is_legible_uses_the_launchers_timestamps_and_its_legend_names_what_is_drawn(client: LanguageClient, workspace: Path):
+    """Issue 22.6: drawn at its own size (not scaled to the panel: the legend stays 12 px), placed by
+    the engine's time order from torchrun's stamped lines (not "no timestamps"), the initiator
+    first, and the legend lists only the kinds of marks drawn."""
+    for log, initiator in (("torchrun_sigkill.log", 1), ("torchrun_collective_mismatch.log", 1), ("torchrun_python_exception.log", 2)):
+        result = await execute(client, "mltriage.diagnoseText", (workspace / "logs" / log).read_text())
+        svg = result["view"]["pictures"]["timeline"]
+        width, height = map(int, re.search(r'<svg [^>]*width="(\d+)" height="(\d+)"', svg).groups())
+        assert width >= 700 and height >= 34 + 28 * len(result["ranks"]), (width, height)
+        axis = re.search(r'class="axis"[^>]*>([^<]*)<', svg).group(1)
+        assert "timestamps" in axis and "no line has a timestamp" not in axis, axis
+        marks = [(int(x), int(rank), cls) for cls, x, rank in re.findall(
+            r'<circle class="mark (\w+)" cx="(\d+)" cy="\d+" r="\d+"><title>rank (\d+):', svg)]
+        first = min(marks)
+        assert (first[1], first[2]) == (initiator, "initiator"), (log, marks)
+        legend = re.findall(r'class="legend"[^>]*>([^<]*)<', svg)
+        drawn = {cls for _, _, cls in marks}
+        assert len(legend) == len(drawn), (legend, drawn)
+        assert ("no error of its own" in legend) == ("quiet" in drawn)
+
+
+async def test_a_topology_pasted_in_the_log_draws_the_gpu_matrix(client: LanguageClient):
+    """Issue 22.6: the P2P matrix from what the log shows (nvidia-smi topo -m of a 2×H200 node,
+    corpus/healthy/nvidia-smi-h200x2), not only from this machine's cached probe."""
+    text = (REPO / "corpus" / "healthy" / "nvidia-smi-h200x2" / "nvidia-smi-topo-m.log").read_text()
+    result = await execute(client, "mltriage.diagnoseText", text)
+    svg = result["view"]["pictures"]["matrix"]
+    assert "pasted in the log: nvidia-smi topo -m" in svg
+    assert re.findall(r'<title>(GPU\d→GPU\d): ', svg) == ["GPU0→GPU1", "GPU1→GPU0"]
+    assert svg.count(">NV18<") == 2
+
+
+async def test_an_entry_is_rendered_for_the_view(client: LanguageClient):
+    """Issue 22.6: 'Open the full entry' shows the entry rendered, not its Markdown; the facts of
+    the log line stay text (no element made from them)."""
+    facts = {"exception_message": "<img src=https://attacker.example/x.png> `x`", "rank": "3"}
+    answer = await execute(client, "mltriage.entryView", "cuda-oom", facts)
+    html = answer["html"]
+    assert answer["signature"] == "cuda-oom"
+    assert "<h2>" in html and "<h3>Fix</h3>" in html and "<pre><code" in html
+    assert "## " not in html and "```" not in html
+    assert "<img" not in html and "&lt;img" in html
+
+
+async def test_the_notice_of_a_failed_command_is_plain_text(client: LanguageClient, workspace: Path):
+    """Issue 22.3: a notification shows no Markdown: the root cause's code spans without backticks."""
+    result = await execute(client, "mltriage.diagnoseText", (workspace / "logs" / "torchrun_python_exception.log").read_text())
+    assert "(main)" in result["view"]["notice"] and "`" not in result["view"]["notice"], result["view"]["notice"]

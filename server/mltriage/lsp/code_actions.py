@@ -46,6 +46,8 @@ PROBE_COMMAND = "mltriage.runP2PProbe"
 PICK_COMMAND = "mltriage.pickLaunchScript"
 APPLY_COMMAND = "mltriage.applyExports"
 APPLY_FLAG_COMMAND = "mltriage.applyFlag"
+PICK_FLAG_COMMAND = "mltriage.pickScriptForFlag"
+TRUST_COMMAND = "workbench.trust.manage"  # VS Code's own: the Workspace Trust editor
 MAX_SCRIPT_ACTIONS = 3
 
 
@@ -316,10 +318,19 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
                 command=types.Command(title="Copy command", command=COPY_COMMAND, arguments=[relaunch + "\n", "the command"]),
             )
         )
+    trusted = ls.settings.trusted
+    if not trusted:
+        # Restricted Mode reads no script of the workspace the user has not opened: offer to open one
+        for flag in flags:
+            actions.append(types.CodeAction(
+                title=f"mltriage: add `{flag.argument}` to `{flag.command}` in a launch script you open…",
+                kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                command=types.Command(title="Open launch script", command=PICK_FLAG_COMMAND, arguments=[flag.to_json()]),
+            ))
     if env:
         actions.append(
             types.CodeAction(
-                title="mltriage: add the exports to a script you choose…",
+                title="mltriage: add the exports to a script you choose…" if trusted else "mltriage: add the exports to a launch script you open…",
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
                 command=types.Command(title="Choose launch script", command=PICK_COMMAND, arguments=[env, signature, title]),
@@ -341,7 +352,15 @@ def actions_for(ls: MltriageServer, diagnostic: types.Diagnostic, data: dict[str
             command=types.Command(title="Show entry", command=ENTRY_COMMAND, arguments=[entry_uri(signature, facts)]),
         )
     )
-    if data.get("p2p") and ls.settings.trusted:
+    if not trusted and (env or flags or data.get("p2p")):
+        # and what trusting the folder gives: the scripts found and edited in place, the P2P probe
+        actions.append(types.CodeAction(
+            title="mltriage: trust this folder to have its launch scripts found" + (" and the P2P probe run" if data.get("p2p") else "")
+                  + " (Restricted Mode)",
+            kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+            command=types.Command(title="Manage Workspace Trust", command=TRUST_COMMAND, arguments=[]),
+        ))
+    if data.get("p2p") and trusted:
         actions.append(
             types.CodeAction(
                 title="mltriage: run the GPU peer-to-peer probe",

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 DIAGNOSE_TEXT = "mltriage.diagnoseText"
 RUN_PROBE = "mltriage.runProbe"
 EXPLAIN = "mltriage.explain"
+ENTRY_VIEW = "mltriage.entryView"
 INSERT_EXPORTS = "mltriage.insertExports"
 LAUNCH_SCRIPTS = "mltriage.launchScripts"
 PROBE_VIEW = "mltriage.probeView"
@@ -149,6 +150,15 @@ async def explain(ls: MltriageServer, args: tuple[Any, ...]) -> str:
     return await loop.run_in_executor(None, engine_calls.explain, signature, {str(k): str(v) for k, v in (facts or {}).items()})
 
 
+async def entry_view(ls: MltriageServer, args: tuple[Any, ...]) -> dict[str, str]:
+    """An entry rendered for the extension's entry view (issue 22.6: not its raw Markdown): the
+    Markdown of `explain` as HTML, raw HTML in it not passed through (`view.entry_html`)."""
+    from mltriage.lsp.view import entry_html
+
+    markdown = await explain(ls, args)
+    return {"signature": args[0], "html": entry_html(markdown)}
+
+
 def _exports_request(args: tuple[Any, ...], command: str) -> tuple[str, dict[str, str], str, str]:
     """(script URI, env, signature, title) of a command that puts a fix's exports into a script."""
     options = _first_dict(args, command, '{"script": uri, "env": {NAME: value}, "signature"?: str, "title"?: str}')
@@ -232,6 +242,10 @@ def register(server: MltriageServer) -> None:
     @server.command(EXPLAIN)
     async def _explain(ls, *args):
         return await explain(ls, args)
+
+    @server.command(ENTRY_VIEW)
+    async def _entry_view(ls, *args):
+        return await entry_view(ls, args)
 
     @server.command(INSERT_EXPORTS)
     async def _insert_exports(ls, *args):

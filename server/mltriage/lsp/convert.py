@@ -9,10 +9,12 @@ then starts without importing lsprotocol (~0.3 s) and encodes 20,000 diagnostics
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 from urllib.parse import urlencode
 
 from mltriage.lsp.encode import encode_message
+from mltriage.markdown import plain
 from mltriage.lsp.text import utf16_column
 
 SOURCE = "mltriage"
@@ -20,7 +22,6 @@ ENTRY_SCHEME = "mltriage-entry"
 
 # LSP DiagnosticSeverity
 ERROR, WARNING, INFORMATION, HINT = 1, 2, 3, 4
-_ROLE_SEVERITY = {"root-cause": ERROR, "collateral": INFORMATION}
 
 # A finding's place in the editor: (0-based line, start, end) in client units, on that one line.
 Span = tuple[int, int, int]
@@ -32,10 +33,32 @@ def entry_uri(signature: str, facts: dict[str, str] | None = None) -> str:
     return f"{ENTRY_SCHEME}:/{signature}.md" + (f"?{query}" if query else "")
 
 
-def severity_for(finding: Any) -> int:
-    if finding.role in _ROLE_SEVERITY:
-        return _ROLE_SEVERITY[finding.role]
-    # context: worth a squiggle only when the signature itself is serious
+class Filed(str, Enum):
+    """Where the verdict files a finding: the view's sections, the hover and the Problems panel's
+    severity all follow it (a finding of role root-cause that triage did not choose is context)."""
+
+    ROOT = "root"
+    COLLATERAL = "collateral"
+    CONTEXT = "context"
+
+
+def verdict_root(diagnosis: Any) -> int | None:
+    """The index of the root cause triage chose, shown as one only for a failure (warnings alone never are)."""
+    return diagnosis.root_cause_index if diagnosis.status == "failure" and diagnosis.root_cause is not None else None
+
+
+def filed_as(finding: Any, index: int, root: int | None) -> Filed:
+    if index == root:
+        return Filed.ROOT
+    return Filed.COLLATERAL if finding.role == "collateral" else Filed.CONTEXT
+
+
+def severity_for(finding: Any, filed: Filed) -> int:
+    if filed is Filed.ROOT:
+        return ERROR
+    if filed is Filed.COLLATERAL:
+        return INFORMATION
+    # context: worth a squiggle only when the signature itself is serious, never an error
     return WARNING if finding.severity in ("critical", "error", "warning") else HINT
 
 
@@ -62,36 +85,35 @@ def finding_span(finding: Any, lines: list[str], line_offset: int = 0, utf16: bo
     return row, start, end
 
 
-def _message(finding: Any, diagnosis: Any) -> str:
-    where = []
-    if finding.rank_label:
-        where.append(finding.rank_label)
+def where_label(finding: Any) -> str:
+    where = [finding.rank_label] if finding.rank_label else []
     if finding.host:
         where.append(f"host {finding.host}")
-    head = finding.title + (f" ({', '.join(where)})" if where else "")
-    if finding.role == "root-cause":
-        body = finding.root_cause
-    elif finding.role == "collateral":
-        first = diagnosis.initiating_rank
-        body = "Collateral: this is a consequence of the failure that started " + (
-            f"on rank {first}." if first is not None else "elsewhere."
-        )
-    else:
-        body = finding.root_cause
-    message = f"{head}: {body}" if body else head
-    notes = getattr(finding, "notes", None)
-    if notes:
-        message += "\n" + "\n".join(f"• {n}" for n in notes)
+    return ", ".join(where)
+
+
+def _message(finding: Any, filed: Filed, initiating_rank: int | None) -> str:
+    """One line of what broke (the Problems panel's row, and the first line of the hover): the
+    title, where, and what it is; plain text (no Markdown backticks), the notes left to the hover."""
+    where = where_label(finding)
+    if filed is Filed.COLLATERAL or not finding.root_cause:  # the title names it; the root cause is elsewhere
+        head = finding.title + (f" ({where})" if where else "")
+        started = f"on rank {initiating_rank}" if initiating_rank is not None else "elsewhere"
+        message = f"{head}: a consequence of the failure that started {started}" if filed is Filed.COLLATERAL else head
+    else:  # the root cause sentence says what broke (the title would say it twice)
+        message = f"{where}: {finding.root_cause}" if where else finding.root_cause
+    message = plain(message)
     if finding.count > 1:
         message += f" [seen {finding.count}x]"
     return message
 
 
-def diagnostic_data(finding: Any) -> dict[str, Any]:
+def diagnostic_data(finding: Any, filed: Filed) -> dict[str, Any]:
     return {
         "signature": finding.signature,
         "title": finding.title,
         "role": finding.role,
+        "filed": filed.value,
         "rank": finding.rank,
         "env": dict(finding.fix.env),
         "flags": [flag.to_json() for flag in finding.fix.flags],
@@ -107,25 +129,27 @@ def to_diagnostics(diagnosis: Any, spans: list[Span], uri: str) -> list[dict[str
     point at the initiating rank's root cause."""
     ranges = [lsp_range(span) for span in spans]
     initiating = diagnosis.root_cause_index
+    root = verdict_root(diagnosis)
     diagnostics = []
     for index, (finding, rng) in enumerate(zip(diagnosis.findings, ranges, strict=True)):
+        filed = filed_as(finding, index, root)
         diagnostic = {
             "range": rng,
-            "message": _message(finding, diagnosis),
-            "severity": severity_for(finding),
+            "message": _message(finding, filed, diagnosis.initiating_rank),
+            "severity": severity_for(finding, filed),
             "code": finding.signature,
             "codeDescription": {"href": entry_uri(finding.signature, finding.facts)},
             "source": SOURCE,
         }
         cause = getattr(finding, "caused_by", None)
         cause = cause if isinstance(cause, int) and 0 <= cause < len(ranges) else initiating
-        if finding.role == "collateral" and cause is not None and cause != index:
+        if filed is Filed.COLLATERAL and cause is not None and cause != index:
             root = diagnosis.findings[cause]
             label = f"rank {root.rank}" if root.rank is not None else "the first failure"
             diagnostic["relatedInformation"] = [
                 {"location": {"uri": uri, "range": ranges[cause]}, "message": f"Initiating failure on {label}: {root.title}"}
             ]
-        diagnostic["data"] = diagnostic_data(finding)
+        diagnostic["data"] = diagnostic_data(finding, filed)
         diagnostics.append(diagnostic)
     return diagnostics
 

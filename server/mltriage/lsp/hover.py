@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage import markdown as md
-from mltriage.lsp.convert import Span, entry_uri
+from mltriage.lsp.convert import Filed, Span, entry_uri, filed_as
 
 # the extension's command that opens an entry URI (the hover's link runs it; the client trusts only it)
 ENTRY_COMMAND = "command:mltriage.showEntry"
@@ -41,46 +41,58 @@ def _facts_line(finding: Any) -> str:
     return "This line: " + ", ".join(f"{md.escape(k)} = {md.code(v)}" for k, v in shown[:6]) if shown else ""
 
 
-def hover_markdown(finding: Any, diagnosis: Any) -> str:
-    """The first screen: what happened on this line, the fix (exports one per line), how to verify;
-    the full entry one click away. Every string of the finding may hold log text: each goes through
-    `markdown` (escaped, or in code), none is pasted in as Markdown."""
-    head = [f"**mltriage** · {md.text(finding.title)}", md.code(finding.signature)]
-    if finding.rank_label:
-        head.append(md.text(finding.rank_label))
-    out = [" · ".join(head), ""]
-    if finding.role == "collateral":
-        first = diagnosis.initiating_rank
-        out += [f"*A consequence* of the failure that started {f'on rank {int(first)}' if first is not None else 'elsewhere'}.", ""]
-    out += [md.text(finding.root_cause), ""]
-    out += [f"- {md.text(note)}" for note in finding.notes]
+def _first_screen(finding: Any, filed: Filed, initiating_rank: int | None) -> list[str]:
+    """What VS Code's hover shows before it scrolls (about 250 px), under the diagnostic's one line of
+    what broke: the fix itself (the exports, the flag) and the command that verifies it."""
+    fix = finding.fix
+    if filed is Filed.COLLATERAL:
+        started = f"on rank {int(initiating_rank)}" if initiating_rank is not None else "elsewhere"
+        return [f"**Fix:** the failure that started {started}; this line is *a consequence* of it.", ""]
+    out: list[str] = []
+    if fix.env:
+        out += ["**Fix:**", "", *md.code_block(fix.exports()), ""]
+    for flag in fix.flags:
+        out += [f"**Fix:** {md.text(flag.instruction)}" if not fix.env else f"- {md.text(flag.instruction)}", ""]
+    if not fix.env and not fix.flags and fix.summary:
+        out += [f"**Fix:** {md.text(fix.summary)}", ""]
+    if finding.verify:
+        out += [f"**Verify:** {md.code(finding.verify)}", ""]
+    return out
+
+
+def hover_markdown(finding: Any, filed: Filed, initiating_rank: int | None) -> str:
+    """The first screen (`_first_screen`), then the rest: the notes, this line's facts, the fix in
+    words, this run's command with the flags, the upstream source and the full entry one click away.
+    The line of what broke is the diagnostic's message, which VS Code shows above this (never said
+    twice). Every string of the finding may hold log text: each goes through `markdown` (escaped, or
+    in code), none is pasted in as Markdown."""
+    out = _first_screen(finding, filed, initiating_rank)
+    fix = finding.fix
+    rest: list[str] = [f"- {md.text(note)}" for note in finding.notes]
     if finding.notes:
-        out.append("")
+        rest.append("")
     facts = _facts_line(finding)
     if facts:
-        out += [facts, ""]
-    fix = finding.fix
-    if fix.summary:
-        out += [f"**Fix:** {md.text(fix.summary)}", ""]
-    if fix.env:
-        out += [*md.code_block(fix.exports()), ""]
-    out += [f"- {md.text(flag.instruction)}" for flag in fix.flags]
-    if fix.flags:
-        out.append("")
-    if fix.relaunch:  # the log's own launch command with the flags
-        out += ["This run's command with it:", "", *md.code_block([fix.relaunch]), ""]
-    if finding.verify:
-        out += ["**Verify:**", "", *md.code_block([finding.verify]), ""]
+        rest += [facts, ""]
+    if fix.summary and (fix.env or fix.flags) and filed is not Filed.COLLATERAL:
+        rest += [md.text(fix.summary), ""]
+    if fix.relaunch and filed is not Filed.COLLATERAL:  # the log's own launch command with the flags
+        rest += ["This run's command with it:", "", *md.code_block([fix.relaunch]), ""]
     source = finding.catalogue  # the error catalogue: where upstream raises it, in which releases
     if source is not None:
         upstream = f" ({md.link('upstream source', source.link)})" if source.link else ""
-        out += [f"**Source:** {md.code(source.site)} in {md.text(source.releases)}{upstream}", ""]
+        rest += [f"**Source:** {md.code(source.site)} in {md.text(source.releases)}{upstream}", ""]
+    tail = [md.code(finding.signature)]
     if finding.signature == CATALOGUE_SIGNATURE:  # no encyclopedia entry: the catalogue entry instead
-        out.append(f"Every release's site: {md.code(f'mltriage catalogue show {source.id}')}" if source else "")
+        if source:
+            tail.append(f"every release's site: {md.code(f'mltriage catalogue show {source.id}')}")
     else:
         link = ENTRY_COMMAND + "?" + quote(json.dumps([entry_uri(finding.signature, finding.facts)]), safe="")
-        out.append(md.link("Open the full entry", link))
-    return "\n".join(out)
+        tail.append(md.link("Open the full entry", link))
+    rest.append(" · ".join(tail))
+    if out:
+        out += ["---", ""]
+    return "\n".join(out + rest)
 
 
 def register(server: MltriageServer) -> None:
@@ -93,7 +105,8 @@ def register(server: MltriageServer) -> None:
         if not pairs:
             return None
         index, (row, start, end) = pairs[0]
-        markdown = hover_markdown(result.finding(index), result.summary)
+        finding = result.finding(index)
+        markdown = hover_markdown(finding, filed_as(finding, index, result.root), result.summary.initiating_rank)
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
             range=types.Range(start=types.Position(line=row, character=start), end=types.Position(line=row, character=end)),

@@ -11,9 +11,9 @@ from typing import Any
 
 from mltriage.model import Diagnosis
 
-_ROW = 24
+_ROW = 28
 _LEFT = 78
-_WIDTH = 640
+_WIDTH = 720
 _MAX_RANKS = 64
 
 
@@ -21,10 +21,23 @@ def _text(x: float, y: float, text: str, cls: str = "label", anchor: str = "star
     return f'<text class="{cls}" x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}">{escape(text)}</text>'
 
 
+def _event_order(diagnosis: Diagnosis, first_event: dict[int, Any]) -> list[int] | None:
+    """The ranks in the order their first errors happened, from the engine's timeline (time order,
+    each line without a time of its own placed by the launcher's stamped lines around it), the
+    initiator first (what the others are a consequence of); None when no line has a timestamp."""
+    if not any(t.get("timestamp") is not None for t in diagnosis.timeline):
+        return None
+    at = {(t["source"], t["line"]): i for i, t in enumerate(diagnosis.timeline)}
+    initiator = diagnosis.initiating_rank
+    return sorted(first_event, key=lambda r: (r != initiator, at.get((first_event[r].source, first_event[r].line), len(at))))
+
+
 def timeline_svg(diagnosis: Diagnosis) -> str:
-    """Ranks down, time (or log order where the lines have no timestamps) across: each rank's first
-    error marked, the initiator's distinctly; a rank with no error of its own is drawn hollow at the
-    end (in a hang: the rank that went silent). Empty for fewer than two ranks."""
+    """Ranks down, the order of their first errors across (by the launcher's timestamps where the log
+    has them, else log order): each rank's first error marked, the initiator's distinctly; a rank
+    with no error of its own is drawn hollow at the end (in a hang: the rank that went silent). Drawn
+    at its own size (the view scrolls it), never scaled down to an unreadable legend. Empty for
+    fewer than two ranks."""
     roles = sorted(diagnosis.ranks, key=lambda r: r.rank)[:_MAX_RANKS]
     if len(roles) < 2:
         return ""
@@ -38,51 +51,52 @@ def timeline_svg(diagnosis: Diagnosis) -> str:
                       and f.line == role.first_line), None)
         if match is not None:
             first_event[role.rank] = match
-    stamps = [f.timestamp for f in first_event.values()]
-    timed = bool(stamps) and all(isinstance(t, (int, float)) for t in stamps)
-    if timed:
-        t0, t1 = min(stamps), max(stamps)
-        position = {r: (f.timestamp - t0) / ((t1 - t0) or 1) for r, f in first_event.items()}
-        axis = f"time → ({t1 - t0:.1f} s from the first error to the last)" if t1 > t0 else "time →"
+    order = _event_order(diagnosis, first_event)
+    if order is not None:
+        axis = "order of first errors → (the launcher's timestamps; initiator first)"
     else:
         order = sorted(first_event, key=lambda r: (sources.get(first_event[r].source, 0), first_event[r].line))
-        span = max(1, len(order) - 1)
-        position = {r: i / span for i, r in enumerate(order)}
-        axis = "log order → (no timestamps)"
-    plot_left, plot_right = _LEFT, _WIDTH - 110
-    height = 34 + _ROW * len(roles) + 26
+        axis = "log order of first errors → (no line has a timestamp)"
+    span = max(1, len(order) - 1)
+    position = {r: i / span for i, r in enumerate(order)}
+    plot_left, plot_right = _LEFT, _WIDTH - 150
+    height = 34 + _ROW * len(roles) + 30
     hang = diagnosis.failure_kind == "hang"
     parts = [
-        f'<svg class="mltriage-timeline" xmlns="http://www.w3.org/2000/svg" width="100%" '
+        f'<svg class="mltriage-timeline" xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" '
         f'viewBox="0 0 {_WIDTH} {height}" role="img" aria-label="rank timeline: first error of each rank">',
         _text(plot_left, 16, axis, "axis"),
     ]
+    drawn: set[str] = set()
     for row, role in enumerate(roles):
         y = 34 + row * _ROW + _ROW / 2
-        parts.append(_text(8, y + 4, f"rank {role.rank}"))
+        parts.append(_text(8, y + 5, f"rank {role.rank}"))
         parts.append(f'<line class="lane" x1="{plot_left}" y1="{y:.0f}" x2="{plot_right}" y2="{y:.0f}"/>')
         if role.rank in first_event:
             event = first_event[role.rank]
             x = plot_left + position[role.rank] * (plot_right - plot_left)
             cls = "initiator" if role.role == "initiator" else "collateral"
             what = f"rank {role.rank}: {event.title} (line {event.line})"
-            size = 7 if cls == "initiator" else 5
+            size = 8 if cls == "initiator" else 6
             parts.append(f'<circle class="mark {cls}" cx="{x:.0f}" cy="{y:.0f}" r="{size}"><title>{escape(what)}</title></circle>')
             if cls == "initiator":
-                parts.append(_text(x + 10, y + 4, "first error", "note"))
+                parts.append(_text(x + 12, y + 5, "first error", "note"))
         else:
             x = plot_right
             cls = "silent" if hang else "quiet"
             label = "no error: went silent" if hang else "no error of its own"
-            parts.append(f'<circle class="mark {cls}" cx="{x:.0f}" cy="{y:.0f}" r="5"><title>rank {role.rank}: {label}</title></circle>')
-            parts.append(_text(x + 10, y + 4, label, "note"))
-    legend_y = height - 8
-    parts.append(f'<circle class="mark initiator" cx="{plot_left + 6}" cy="{legend_y - 4}" r="5"/>')
-    parts.append(_text(plot_left + 16, legend_y, "initiator's first error", "legend"))
-    parts.append(f'<circle class="mark collateral" cx="{plot_left + 186}" cy="{legend_y - 4}" r="4"/>')
-    parts.append(_text(plot_left + 196, legend_y, "collateral (after it)", "legend"))
-    parts.append(f'<circle class="mark {"silent" if hang else "quiet"}" cx="{plot_left + 356}" cy="{legend_y - 4}" r="4"/>')
-    parts.append(_text(plot_left + 366, legend_y, "no error (hang)" if hang else "no error", "legend"))
+            parts.append(f'<circle class="mark {cls}" cx="{x:.0f}" cy="{y:.0f}" r="6"><title>rank {role.rank}: {label}</title></circle>')
+            parts.append(_text(x + 12, y + 5, label, "note"))
+        drawn.add(cls)
+    # the legend names only what is drawn
+    legend = [("initiator", "initiator's first error"), ("collateral", "collateral (after it)"),
+              ("silent", "no error (went silent)"), ("quiet", "no error of its own")]
+    x, legend_y = plot_left, height - 10
+    for cls, label in legend:
+        if cls in drawn:
+            parts.append(f'<circle class="mark {cls}" cx="{x + 6}" cy="{legend_y - 5}" r="6"/>')
+            parts.append(_text(x + 18, legend_y, label, "legend"))
+            x += 30 + 8 * len(label)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -93,7 +107,49 @@ _VERDICT_CLASS = {
 }
 
 
-def probe_matrix_svg(report: dict[str, Any]) -> str:
+def _pair_key(key: str) -> tuple[int, int] | None:
+    src, _, dst = key.partition("->")
+    return (int(src), int(dst)) if src.isdigit() and dst.isdigit() else None
+
+
+def topology_pairs(topology: dict[str, Any]) -> list[dict[str, Any]]:
+    """The GPU pairs of a topology pasted in the log (``nvidia-smi topo -m``, p2pBandwidthLatencyTest:
+    `probe.pasted`) in the probe report's pair form: P2P access as the verdict (OK, NOT_SUPPORTED,
+    SLOW where P2P is no faster than without it, UNTESTED where only the link is known), the P2P
+    bandwidth where measured, the link (NV18, SYS, ...) as the cell's word."""
+    links = {k: v for key, v in (topology.get("links") or {}).items() if (k := _pair_key(key))}
+    access = {k: v for key, v in (topology.get("p2p_access") or {}).items() if (k := _pair_key(key))}
+    matrices = topology.get("matrices") or {}
+    bandwidth = matrices.get("unidirectional_enabled_writes") or matrices.get("unidirectional_enabled") or {}
+    disabled = matrices.get("unidirectional_disabled") or {}
+    pairs = []
+    for src, dst in sorted(set(links) | set(access) | {k for key in bandwidth if (k := _pair_key(key))}):
+        if src == dst:
+            continue
+        key = f"{src}->{dst}"
+        gbps = bandwidth.get(key)
+        if access.get((src, dst)) is False:
+            verdict = "NOT_SUPPORTED"
+        elif isinstance(gbps, (int, float)) and isinstance(disabled.get(key), (int, float)) and gbps <= disabled[key]:
+            verdict = "SLOW"
+        elif access.get((src, dst)) is True:
+            verdict = "OK"
+        else:
+            verdict = "UNTESTED"
+        pair: dict[str, Any] = {"src": src, "dst": dst, "verdict": verdict, "word": links.get((src, dst)) or verdict}
+        if isinstance(gbps, (int, float)):
+            pair["bandwidth"] = {"p2p_gbps": gbps}
+        pairs.append(pair)
+    return pairs
+
+
+def topology_matrix_svg(topology: dict[str, Any]) -> str:
+    """The GPU × GPU picture of a topology pasted in the log; empty when it names no GPU pair."""
+    sources = " + ".join(str(s) for s in topology.get("sources") or [])
+    return probe_matrix_svg({"pairs": topology_pairs(topology)}, f"pasted in the log: {sources} (source ↓, destination →, GB/s)")
+
+
+def probe_matrix_svg(report: dict[str, Any], title: str | None = None) -> str:
     """GPU × GPU, source down, destination across: each tested pair coloured by its verdict with
     its P2P bandwidth in GB/s. Empty when the report has no pairs."""
     pairs = [p for p in (report or {}).get("pairs") or [] if isinstance(p, dict) and isinstance(p.get("src"), int) and isinstance(p.get("dst"), int)]
@@ -107,7 +163,7 @@ def probe_matrix_svg(report: dict[str, Any]) -> str:
     parts = [
         f'<svg class="mltriage-matrix" xmlns="http://www.w3.org/2000/svg" width="{size}" '
         f'viewBox="0 0 {size} {height}" role="img" aria-label="GPU peer-to-peer matrix: verdict and GB/s per pair">',
-        _text(left, 14, f"P2P probe: {report.get('machine_verdict', '')} (source ↓, destination →, GB/s)", "axis"),
+        _text(left, 14, title or f"P2P probe: {report.get('machine_verdict', '')} (source ↓, destination →, GB/s)", "axis"),
     ]
     for i in range(gpus):
         parts.append(_text(left + i * cell + cell / 2, top - 6, f"GPU{i}", "label", "middle"))
@@ -128,6 +184,7 @@ def probe_matrix_svg(report: dict[str, Any]) -> str:
             cls = _VERDICT_CLASS.get(verdict, "untested")
             parts.append(f'<rect class="cell v-{cls}" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}"><title>{escape(tip)}</title></rect>')
             parts.append(_text(x + cell / 2 - 1, y + cell / 2 - 2, value, "value", "middle"))
-            parts.append(_text(x + cell / 2 - 1, y + cell / 2 + 13, verdict.replace("_", " ").lower(), "verdict", "middle"))
+            word = str(pair.get("word") or verdict.replace("_", " ").lower())
+            parts.append(_text(x + cell / 2 - 1, y + cell / 2 + 13, word, "verdict", "middle"))
     parts.append("</svg>")
     return "".join(parts)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mltriage.lsp.convert import Span
+from mltriage.lsp.convert import Span, verdict_root
 from mltriage.model import Diagnosis, Finding
 
 CHUNK = 32  # findings per pickle: ~1 ms to load
@@ -35,7 +35,7 @@ def keepable(diagnosis: Diagnosis, spans: list[Span]) -> dict[str, Any]:
         places.extend((finding.line, finding.lines[0], finding.lines[1], *span))
     findings = diagnosis.findings
     chunks = [pickle.dumps(findings[i:i + CHUNK], protocol=5) for i in range(0, len(findings), CHUNK)]
-    return {"summary": summary, "places": places.tobytes(), "findings": chunks}
+    return {"summary": summary, "root": verdict_root(diagnosis), "places": places.tobytes(), "findings": chunks}
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Result:
 
     version: int | None
     summary: Diagnosis  # the diagnosis without its findings, ranks and other lists
+    root: int | None = None  # the verdict's root cause (`convert.verdict_root`): the summary has no findings to say
     places: array = field(default_factory=lambda: array("q"))
     chunks: list[bytes] = field(default_factory=list)
     _loaded: tuple[int, list[Finding]] | None = field(default=None, repr=False)
@@ -52,7 +53,7 @@ class Result:
     def from_payload(cls, version: int | None, payload: dict[str, Any]) -> Result:
         places = array("q")
         places.frombytes(payload["places"])
-        return cls(version, payload["summary"], places, payload["findings"])
+        return cls(version, payload["summary"], payload["root"], places, payload["findings"])
 
     def __len__(self) -> int:
         return len(self.places) // _PLACE

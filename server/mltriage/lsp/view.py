@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from mltriage import markdown as md
-from mltriage.lsp.convert import entry_uri
-from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg
+from mltriage.lsp.convert import Filed, entry_uri, filed_as, verdict_root
+from mltriage.lsp.pictures import probe_matrix_svg, timeline_svg, topology_matrix_svg
 from mltriage.masking import mask_secrets
 from mltriage.model import Diagnosis, Finding
 
@@ -32,6 +32,12 @@ def markdown_html(text: str) -> str:
     """A sentence of the diagnosis as HTML: its code spans as code, the rest as text (`markdown.text`:
     it may hold log text, which never becomes a link, an image or markup)."""
     return _markdown().render(md.text(text or "")).strip()
+
+
+def entry_html(markdown: str) -> str:
+    """An entry's Markdown (`explain`: the library's text, the log's facts escaped there) as HTML;
+    raw HTML in it stays text (html off), so nothing but Markdown's own elements is made."""
+    return _markdown().render(markdown)
 
 
 def inline_html(text: str) -> str:
@@ -89,10 +95,11 @@ def _root(diagnosis: Diagnosis, index: int, root: Finding) -> dict[str, Any]:
 
 def notice(diagnosis: Diagnosis, text: str | None = None) -> str:
     """The one line a notification shows for a failed command: the root cause, else the first
-    thing found, else the output's last error line; empty when nothing at all says error."""
+    thing found, else the output's last error line; empty when nothing at all says error. Plain
+    text: a notification shows no Markdown (no backticks of the signatures' code spans)."""
     root = diagnosis.root_cause if diagnosis.status == "failure" else None
     if root is not None:
-        return f"{headline(diagnosis)}: {root.root_cause}"
+        return md.plain(f"{headline(diagnosis)}: {root.root_cause}")
     if diagnosis.findings:
         first = diagnosis.findings[0]
         return f"no known failure, but the output shows {first.title} ({where(first)})"
@@ -109,21 +116,21 @@ def last_error_line(text: str) -> str:
 
 def view_payload(diagnosis: Diagnosis, text: str | None = None) -> dict[str, Any]:
     """Everything the diagnosis view and the terminal notification show, in display form."""
-    # triage's answer, shown as the root cause only for a failure: warnings alone never are one
-    root = diagnosis.root_cause if diagnosis.status == "failure" else None
-    root_index = diagnosis.root_cause_index if root is not None else None
-    others = [(i, f) for i, f in enumerate(diagnosis.findings) if i != root_index]
+    root_index = verdict_root(diagnosis)  # the sections follow the verdict, as the Problems panel's severities do
+    filed = [(i, f, filed_as(f, i, root_index)) for i, f in enumerate(diagnosis.findings)]
     return {
         "headline": headline(diagnosis),
         "status": diagnosis.status,
-        "root": _root(diagnosis, root_index, root) if root is not None and root_index is not None else None,
-        "collateral": [_item(i, f) for i, f in others if f.role == "collateral"],
-        "context": [_item(i, f) for i, f in others if f.role != "collateral"],
+        "root": _root(diagnosis, root_index, diagnosis.findings[root_index]) if root_index is not None else None,
+        "collateral": [_item(i, f) for i, f, where in filed if where is Filed.COLLATERAL],
+        "context": [_item(i, f) for i, f, where in filed if where is Filed.CONTEXT],
         "warnings": list(diagnosis.warnings),
         "notice": notice(diagnosis, text),
         "pictures": {
             "timeline": timeline_svg(diagnosis),
-            "matrix": probe_matrix_svg(diagnosis.probe) if diagnosis.probe else "",
+            # this machine's probe (the user ran it), else what the log itself shows of its GPUs' topology
+            "matrix": probe_matrix_svg(diagnosis.probe) if diagnosis.probe
+            else topology_matrix_svg(diagnosis.topology) if diagnosis.topology else "",
         },
     }
 
