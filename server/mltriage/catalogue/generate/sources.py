@@ -27,9 +27,10 @@ MIRRORS = Path(os.environ.get("MLTRIAGE_MIRRORS", "/work/.mirror"))
 CACHE = Path(os.environ.get("MLTRIAGE_CATALOGUE_SOURCES", Path.home() / ".cache" / "mltriage-catalogue" / "sources"))
 DEBIAN = os.environ.get("MLTRIAGE_DEBIAN_MIRROR", "https://deb.debian.org/debian/")
 C_SUFFIXES = (".cc", ".cu", ".h", ".cpp", ".cuh", ".hpp")
-# Linux x86-64 wheels for CPython 3.11, newest platform tag first (pip picks the first that exists)
+# Linux x86-64 wheels for CPython 3.11, newest platform tag first (pip picks the first that exists; vLLM 0.21.0's
+# only Linux x86-64 wheels are cp38-abi3-manylinux_2_24)
 LINUX_PLATFORMS = ("manylinux_2_35_x86_64", "manylinux_2_34_x86_64", "manylinux_2_31_x86_64", "manylinux_2_28_x86_64",
-                   "manylinux2014_x86_64", "manylinux1_x86_64", "any")
+                   "manylinux_2_24_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "any")
 
 
 @dataclass(frozen=True, slots=True)
