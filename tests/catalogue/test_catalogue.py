@@ -336,6 +336,52 @@ def test_a_release_the_log_states_picks_that_releases_site():
         assert found["site"]["line"] == site.line and found["narrowed_to"].startswith("NCCL ")
 
 
+# The installed versions a log lists rank the entries as a printed release does: pip freeze's '{name}=={version}'
+# (pypa/pip src/pip/_internal/operations/freeze.py), collect_env's '[pip3] {name}=={version}' (torch
+# torch/utils/collect_env.py), pip's "Successfully installed %s" of name-version pairs and "Requirement already
+# satisfied: %s in %s (%s)" (src/pip/_internal/commands/install.py, req_install)
+@pytest.mark.parametrize("listed, release, literal", [
+    ("torch==2.5.1", "2.5.1", False),
+    ("[pip3] torch==2.4.0+cu121", "2.4.0", False),
+    ("Successfully installed torch-2.3.1 typing-extensions-4.12.2", "2.3.1", True),
+    ("Requirement already satisfied: torch in /usr/lib/python3/dist-packages (1.13.1)", "1.13.1", True),
+])
+def test_an_installed_version_the_log_lists_picks_that_releases_site(listed, release, literal):
+    # no frame: torch 1.8.0-2.3.1's literal "...on a CUDA device..." and 2.4+'s "...on a {backend_name_upper}
+    # device..." both match the line; the release the log lists says which one raised it
+    d = diagnose_text(listed + "\n" + DESERIALIZE + "\n")
+    ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+    assert ref.format.startswith("Attempting to deserialize object on a CUDA device") is literal
+    index = [r.name for r in CATALOGUE.releases("pytorch")].index(release)
+    (site,) = [s for s in CATALOGUE.entry(ref.id).sites if s.first <= index <= s.last]
+    assert (ref.site, ref.releases) == (f"{site.path}:{site.line}", f"PyTorch {release}")
+    assert d.releases == {"pytorch": f"PyTorch {release}"}  # (libtorch has no line here: torch 1.13.1 does not add it)
+    assert diagnose_text(DESERIALIZE + "\n").findings[0].catalogue.releases.startswith("PyTorch 1.8.0–2.3.1")
+
+
+def test_a_printed_release_outranks_the_installed_one_and_a_wheels_version_is_its_nccl_release():
+    # nvidia-nccl-cu12 2.22.3 is NCCL 2.22.3-1; NCCL's own "NCCL version %s" banner (src/init.cc) says what runs
+    warn = f"node1:1:1 [0] NCCL WARN {SHM_ATTACH}\n"
+    listed = diagnose_text("nvidia-nccl-cu12==2.22.3\n" + warn)
+    printed = diagnose_text("nvidia-nccl-cu12==2.22.3\nnode1:1:1 [0] NCCL INFO NCCL version 2.24.3+cuda12.4\n" + warn)
+    assert next(f.catalogue for f in listed.findings if f.catalogue).releases == "NCCL 2.22.3-1"
+    assert next(f.catalogue for f in printed.findings if f.catalogue).releases == "NCCL 2.24.3-1"
+
+
+@pytest.mark.parametrize("package, version, project, release", [
+    ("nvidia_nccl_cu12", "2.26.2.post1", "nccl", "2.26.2-1"),  # a wheel rebuild of NCCL 2.26.2-1
+    ("torch", "2.6.0+cu124", "libtorch", "2.6.0"),
+    ("vllm", "0.8.5.post1", "vllm", "0.8.5.post1"),  # a release of its own, not 0.8.5
+    ("megatron_core", "0.12.1", "megatron", "0.12.1"),
+])
+def test_an_installed_version_is_the_release_of_that_name(package, version, project, release):
+    from mltriage.catalogue.match import installed_releases
+
+    (index,) = installed_releases({package: version}, CATALOGUE)[project]
+    assert CATALOGUE.releases(project)[index].name == release
+    assert installed_releases({"torch": "2.5.1"}, CATALOGUE).keys() == {"pytorch"}  # libtorch has no 2.5.1
+
+
 # Real Dynamo graph breaks (fixtures/dynamo: torch 2.13.0+cpu, fullgraph=True): Unsupported is re-raised
 # from torch/_dynamo/eval_frame.py with the traceback cut there, so the innermost frame is no site of it;
 # the site is the unimplemented(gb_type=..., explanation=...) call the message's first lines come from.

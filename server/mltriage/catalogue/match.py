@@ -135,12 +135,43 @@ def stated_releases(texts, catalogue: Catalogue) -> dict[str, set[int]]:
     for project, versions in stated.items():
         if len(versions) != 1:
             continue
-        (version,) = versions
-        names = [r.name for r in catalogue.releases(project)]
-        match = {i for i, name in enumerate(names) if name == version or name.startswith(version + "-")}
+        match = release_indices(catalogue, project, versions.pop())
         if match:
             out[project] = match
     return out
+
+
+# an installed package (by its PEP 503 name, '-' as '_': run_model.package_key) -> the projects whose releases it is
+PACKAGES = {"torch": ("pytorch", "libtorch"), "vllm": ("vllm",), "transformers": ("transformers",),
+            "deepspeed": ("deepspeed",), "accelerate": ("accelerate",), "megatron_core": ("megatron",),
+            "nvidia_nccl_cu11": ("nccl",), "nvidia_nccl_cu12": ("nccl",), "nvidia_nccl_cu13": ("nccl",)}
+
+
+def installed_releases(packages: dict[str, str], catalogue: Catalogue) -> dict[str, set[int]]:
+    """Per project, the release of the installed version the log lists (pip freeze, collect_env's
+    ``[pip3] torch==2.5.1``, pip's install lines): ``packages`` is package key -> version. NCCL's
+    wheel ``nvidia-nccl-cu12 2.21.5`` is release 2.21.5-1."""
+    out: dict[str, set[int]] = {}
+    for package, version in packages.items():
+        for project in PACKAGES.get(package, ()):
+            match = release_indices(catalogue, project, version)
+            if match:
+                out[project] = match
+    return out
+
+
+_LOCAL = re.compile(r"\+.*$|\.post\d+$")  # torch's "+cu121", a wheel's ".post1" rebuild
+
+
+def release_indices(catalogue: Catalogue, project: str, version: str) -> set[int]:
+    """The releases of ``project`` a stated version is: its own name, NCCL's ``-1`` packaging suffix,
+    the version without a local build tag (``2.5.1+cu121``) or a wheel rebuild's ``.postN``."""
+    names = [r.name for r in catalogue.releases(project)]
+    for candidate in dict.fromkeys((version, _LOCAL.sub("", version))):
+        match = {i for i, name in enumerate(names) if name == candidate or name.startswith(candidate + "-")}
+        if match:
+            return match
+    return set()
 
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
