@@ -416,3 +416,37 @@ def test_search_finds_a_message_whose_start_reads_as_a_rank_prefix():
     found = _search("[Rank 3] ncclCommInitRank comm 0x55d1c0a8 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 41000 "
                     "commId 0x9f1c2b3a4d5e6f70 - Init START")
     assert any(e["matched"] and e["project"] == "nccl" and e["format"].startswith("[Rank {") for e in found)
+
+
+# ATen's native checks and the DataLoader's signal handlers (libtorch's kept folders include aten/src/ATen and
+# torch/csrc/DataLoader.cpp). Real runs: fixtures/aten (torch 2.13.0+cpu; see its README).
+ATEN = Path(__file__).parent / "fixtures" / "aten"
+# torch v2.6.0 aten/src/ATen/core/adaption.cpp common_device_check_failure: TORCH_CHECK(false, "Expected all tensors
+# to be on the same device, but " "found at least two devices, ", common_device, " and ", tensor.device(), "! "
+# "(when checking argument for argument ", argName, " in method ", methodName, ")")
+SAME_DEVICE = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+               "cpu! (when checking argument for argument mat1 in method wrapper_CUDA_addmm)")
+
+
+def test_a_cpp_check_under_python_frames_names_its_aten_site():
+    # the innermost frame is torch/nn/modules/linear.py (F.linear): a Python frame is never a C++ site
+    d = diagnose_path(ATEN / "mm_shapes.log")
+    ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+    assert ref.project == "libtorch" and ref.kind == "RuntimeError"
+    # the dense check, not its sparse or CUDA copies in subfolders (aten/src/ATen/native/sparse/..., native/cuda/Blas.cpp)
+    assert ref.site.startswith("aten/src/ATen/native/LinearAlgebra.cpp:"), ref.site
+    assert ref.format.startswith("mat1 and mat2 shapes cannot be multiplied (")
+
+
+def test_the_dataloader_workers_bus_error_names_the_signal_handler_that_wrote_it():
+    d = diagnose_path(ATEN / "dataloader_bus.log")
+    sites = {f.catalogue.site.rsplit(":", 1)[0]: f.catalogue for f in d.findings if f.catalogue is not None}
+    assert sites["torch/csrc/DataLoader.cpp"].kind == "error"
+    assert sites["torch/csrc/DataLoader.cpp"].format.startswith("ERROR: Unexpected bus error encountered in worker.")
+
+
+def test_search_finds_atens_same_device_check_in_both_catalogued_releases():
+    found = _first(SAME_DEVICE)
+    assert (found["project"], found["site"]["path"]) == ("libtorch", "aten/src/ATen/core/adaption.cpp")
+    assert _names(found) >= {"1.13.1", "2.6.0"}
+    assert found["captured"]["common_device"] == "cuda:0" and found["captured"]["methodName"] == "wrapper_CUDA_addmm"

@@ -35,8 +35,9 @@ MISSING = {
                     "writes is what runs and what tracebacks cite)",
     "pytorch": "1.7 and older; the Python files outside the kept folders (`torch/nn` other than `parallel`, "
                "`torch/_functorch`, `torch/fx`, `torch/export`, ...)",
-    "libtorch": "1.8–1.12, 2.0–2.5, 2.7–2.15: no C++ source reachable here (wheels hold only built libraries: "
-                "strings without file, line or function; see below); the C++ outside the kept folders",
+    "libtorch": "1.8–1.12, 2.0–2.5, 2.7–2.15: no C++ source of them reachable here (wheels hold built libraries: "
+                "strings without file, line or function, see below); the C++ outside the kept folders (`torch/csrc/jit`, "
+                "`torch/csrc/api`, `c10/util`, ...)",
     "tensorrt-llm": "every release (0.6.1 – 1.2.1 on PyPI): PyPI has only stub sdists (pip finds no wheel of 1.2.1 "
                     "for CPython 3.12 on manylinux x86-64), the real wheels live on NVIDIA's own index, which this "
                     "machine cannot reach, and the repository (2.5 GB) is too large to mirror; curated signatures "

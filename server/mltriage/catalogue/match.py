@@ -104,13 +104,15 @@ class CatalogueMatch:
 
     def site(self, releases: set[int] | None = None) -> Site:
         """The site this line most likely comes from: in ``releases`` (default: the match's), the one
-        its hint lands on, of the exception type it names, the newest."""
+        its hint lands on, of the exception type it names, the newest; of sites alike in all that, the
+        one highest in the source tree (ATen's ``native/LinearAlgebra.cpp`` raises a check that its
+        sparse and CUDA variants in subfolders repeat)."""
         sites = self.sites_in(self.releases if releases is None else releases) or self.entry.sites
         if self.hint is not None:
             sites = [s for s in sites if _lands(self.hint, s)] or sites
         if self.exception is not None:
             sites = [s for s in sites if (s.kind or self.entry.kind) == self.exception] or sites
-        return max(sites, key=lambda s: (s.last, s.first, s.path, s.line))
+        return max(sites, key=lambda s: (s.last, s.first, -s.path.count("/"), s.path, s.line))
 
 
 # "NCCL INFO NCCL version 2.28.9+cuda13.0", c10d's "..., NCCL version 2.12.10", vLLM's start-up banner,

@@ -173,11 +173,24 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, se
     if kind:  # an exception is the site that raises its type; the same words logged elsewhere are not it
         matches = [m for m in matches if kind.rpartition(".")[2] in m.entry.kinds]
     if raising_file:  # a plain "list index out of range" raised by the user's own code is no library's raise
-        matches = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)] or \
+        framed = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)] or \
             [m for m in matches if any(_same_package(raising_file, s.path) for s in m.entry.sites)]
+        # a Python frame is never a C++ site: a TORCH_CHECK under torch.mm shows the Python frame that called the
+        # operator, so a C++ message is named as a frameless one is, on its own text
+        matches = framed or [m for m in matches if _native(m) and _specific(m)]
     elif kind:  # an exception line without its frames: a short fixed message may be anyone's (CPython's own)
-        matches = [m for m in matches if "{" in m.entry.format or m.specificity >= MIN_FRAMELESS_LITERAL]
+        matches = [m for m in matches if _specific(m)]
     return matches
+
+
+def _specific(match: CatalogueMatch) -> bool:
+    """A message nobody else's words are likely to be: it has values, or enough fixed text."""
+    return "{" in match.entry.format or match.specificity >= MIN_FRAMELESS_LITERAL
+
+
+def _native(match: CatalogueMatch) -> bool:
+    """Every site of the entry is C/C++ (no Python frame can be one of them)."""
+    return not any(s.path.endswith(".py") for s in match.entry.sites)
 
 
 def _explained(line: CatalogueLine, findings: list[Finding]) -> Finding | None:

@@ -79,8 +79,11 @@ PYTHON_PROJECTS = {
 #         50a484ab557b7d35fb24bc5257cf5f41307a55bc2ebcc69d011f01fdb1369ced
 # contrib's pytorch-cuda 2.6.0 ships the very same orig tarball (same sha256) as main's pytorch 2.6.0.
 C_PROJECTS = {
+    # ATen whole (its native operators' checks: "mat1 and mat2 shapes cannot be multiplied", the same-device
+    # check of TensorIterator and the generated wrappers), autograd's, and the DataLoader's worker signal handlers
     "libtorch": DebianProject("libtorch", "pytorch/pytorch", "pytorch", (
-        "c10/cuda/", "c10/core/", "torch/csrc/cuda/", "torch/csrc/distributed/", "aten/src/ATen/cuda/"), (
+        "c10/cuda/", "c10/core/", "torch/csrc/cuda/", "torch/csrc/distributed/", "aten/src/ATen/", "torch/csrc/autograd/",
+        "torch/csrc/DataLoader.cpp"), (
         DebianTarball("1.13.1", "pool/main/p/pytorch/pytorch_1.13.1+dfsg.orig.tar.xz",
                       "d0355588b8528566d477e6ebf1b4d9d036a6fd75711339f66b27472ce5879dc7", "bookworm"),
         DebianTarball("2.6.0", "pool/main/p/pytorch/pytorch_2.6.0+dfsg.orig.tar.xz",
