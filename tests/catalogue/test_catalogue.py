@@ -450,3 +450,28 @@ def test_search_finds_atens_same_device_check_in_both_catalogued_releases():
     assert (found["project"], found["site"]["path"]) == ("libtorch", "aten/src/ATen/core/adaption.cpp")
     assert _names(found) >= {"1.13.1", "2.6.0"}
     assert found["captured"]["common_device"] == "cuda:0" and found["captured"]["methodName"] == "wrapper_CUDA_addmm"
+
+
+def test_c10s_triggered_internally_at_narrows_a_warning_to_the_release_of_that_line():
+    # torch 2.13.0's Resize.cpp:30 is 2.6.0's site of the message (1.13.1 has it at line 17)
+    log = (ATEN / "resize_warning.log").read_text()
+    ref = next(f.catalogue for f in diagnose_text(log).findings if f.catalogue is not None)
+    assert (ref.site, ref.releases.split(" (")[0]) == ("aten/src/ATen/native/Resize.cpp:30", "PyTorch C++ 2.6.0")
+    bare = re.sub(r" \(Triggered internally at [^)]*\)", "", log)
+    ref = next(f.catalogue for f in diagnose_text(bare).findings if f.catalogue is not None)
+    assert ref.releases.startswith("PyTorch C++ 1.13.1–2.6.0")
+
+
+# c10::Error's what() with its C++ stack (real torch 2.13.0 output: "Exception raised from meta at
+# /__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:194 (most recent call first):"), here with the line of
+# v2.6.0's ADDMM_META check (LinearAlgebra.cpp 183-185) rather than its mm meta function's (201)
+MM = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x4 and 3x5)"
+RAISED_FROM = "Exception raised from addmm_out at ../aten/src/ATen/native/LinearAlgebra.cpp:{} (most recent call first):"
+
+
+def test_c10s_exception_raised_from_line_picks_the_site_it_names():
+    assert _first(MM)["site"]["line"] == 201  # no hint: the newest site, of those alike the one with the highest line
+    for line, site in ((184, 183), (201, 201)):
+        found = _first(MM + "\n" + RAISED_FROM.format(line))
+        assert (found["site"]["path"], found["site"]["line"]) == ("aten/src/ATen/native/LinearAlgebra.cpp", site)
+        assert found["narrowed_to"].startswith("PyTorch C++ 2.6.0 ")

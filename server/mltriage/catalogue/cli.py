@@ -17,6 +17,7 @@ from mltriage.catalogue.match import (
     frame_hint,
     hints_in,
     match_line,
+    raised_from_hint,
     stated_releases,
 )
 from mltriage.catalogue.prose import prose_for
@@ -123,9 +124,7 @@ def search(text: str, catalogue: Catalogue) -> list[CatalogueMatch]:
     as_pasted: dict[str, CatalogueMatch] = {}
     for n, line in enumerate(lines):
         hints = hints_in(line)
-        frame = frame_hint(lines, n)
-        if frame is not None:
-            hints.append(frame)
+        hints += [h for h in (raised_from_hint(lines, n), frame_hint(lines, n)) if h is not None]
         message = parse_prefixes(line).message
         _keep_best(best, match_line(message, catalogue, hints, stated=stated))
         # the line as pasted too: what reads as a log prefix may be the message's own start (NCCL v2.30.7-1

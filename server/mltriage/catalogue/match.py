@@ -9,8 +9,8 @@ exception type, a release the log states, then the literal text matched.
 
 Releases are narrowed by every catalogued line together (a log printed all of them, so its
 release has them all) and by file:line hints that log prefixes carry (NCCL's
-``misc/shmutils.cc:129``, c10's ``[W socket.cpp:426]``, vLLM's ``[file.py:N]``, a traceback's
-innermost frame).
+``misc/shmutils.cc:129``, c10's ``[W socket.cpp:426]`` and ``(Triggered internally at FILE:LINE.)``,
+vLLM's ``[file.py:N]``, a traceback's innermost frame, c10's ``Exception raised from F at FILE:LINE``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,14 @@ _HINTS = [
     re.compile(r"^\[[IWEF] (?:[\d-]+ [\d:.]+ )?(?:\d+ )?(?P<file>[\w.-]+\.(?:cpp|cc|h)):(?P<line>\d+)\]"),
     re.compile(r"\[(?P<file>[\w./-]+\.py):(?P<line>\d+)(?::\w+)?\]"),  # vLLM [file.py:N], DeepSpeed [file.py:N:func]
     re.compile(r"^(?P<file>/?[\w./-]+\.py):(?P<line>\d+): \w*Warning"),
+    # c10's TORCH_WARN as Python shows it: "{} (Triggered internally at {}:{}.)" (torch 2.13.0 libtorch_python)
+    re.compile(r"\(Triggered internally at (?P<file>[\w./-]+\.(?:cpp|cc|cu|h|hpp)):(?P<line>\d+)\.\)"),
 ]
+# c10::Error's what() with its C++ stack (TORCH_SHOW_CPP_STACKTRACES=1, c10d's watchdog errors): the line after
+# the message, "Exception raised from " + SourceLocation ("{function} at {file}:{line}") + " (most recent call first):"
+_RAISED_FROM = re.compile(r"^\s*Exception raised from \S+ at (?P<file>[\w./-]+\.(?:cpp|cc|cu|h|hpp)):(?P<line>\d+)"
+                          r" \(most recent call first\):")
+RAISED_FROM_GAP = 8  # lines from a message's first line to the "Exception raised from" line (a message has a few)
 
 
 # What may stand before a message in a log line, once launcher/time prefixes are gone: an exception
@@ -183,6 +190,19 @@ def frame_hint(lines: list[str], before: int) -> Hint | None:
     """The innermost traceback frame above line ``before``: the file and line that raised what follows."""
     for text in reversed(lines[max(0, before - 64):before]):
         m = _FRAME.match(text)
+        if m:
+            line = parse_int(m.group("line"))
+            return Hint(m.group("file"), line) if line is not None else None
+    return None
+
+
+def raised_from_hint(lines: list[str], at: int) -> Hint | None:
+    """The C++ site c10 names under an exception's message at line ``at`` (its "Exception raised from ...
+    at file:line" line, a few lines below; none once a traceback starts)."""
+    for text in lines[at + 1:at + 1 + RAISED_FROM_GAP]:
+        if text.startswith("Traceback"):
+            return None
+        m = _RAISED_FROM.match(text)
         if m:
             line = parse_int(m.group("line"))
             return Hint(m.group("file"), line) if line is not None else None
