@@ -65,16 +65,16 @@ def test_the_coverage_command_rewrites_a_stale_readme(tmp_path):
     block = coverage.readme_block(text)
     stale.write_text(text.replace(block, f"{coverage.BEGIN}\n| nccl | 1 | old |\n{coverage.END}"))
     done = run_cli("catalogue", "coverage", "--readme", str(stale))
-    assert done.returncode == 0 and "rewritten" in done.stdout
+    assert done.returncode == 0 and b"rewritten" in done.stdout
     assert coverage.readme_block(stale.read_text()) == coverage.block(CATALOGUE)
     again = run_cli("catalogue", "coverage", "--readme", str(stale))
-    assert again.returncode == 0 and "already up to date" in again.stdout
+    assert again.returncode == 0 and b"already up to date" in again.stdout
 
 
 def test_the_coverage_command_prints_the_table_and_refuses_a_readme_without_markers(tmp_path):
     printed = run_cli("catalogue", "coverage")
-    assert printed.returncode == 0 and printed.stdout.strip() == coverage.table(CATALOGUE)
+    assert printed.returncode == 0 and printed.stdout.decode().strip() == coverage.table(CATALOGUE)
     plain = tmp_path / "README.md"
     shutil.copy(ROOT / "README.md", plain)
     done = run_cli("catalogue", "coverage", "--readme", str(plain))
-    assert done.returncode == 2 and "no coverage markers" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and b"no coverage markers" in done.stderr and b"Traceback" not in done.stderr

@@ -54,7 +54,9 @@ PYTHON_PROJECTS = {
         PypiRelease("0.19.8", "2026-10-20", "sdist")), package="deepspeed",
         # setup.py copies the top-level op_builder/ and accelerator/ into the package; the tags have symlinks
         # there, which are not read
-        pypi_exclude=r"^deepspeed/(ops/op_builder|accelerator)/"),
+        pypi_exclude=r"^deepspeed/(ops/op_builder|accelerator)/",
+        # its C++/CUDA ops: TORCH_CHECKs and C++ throws (their printf/std::cerr diagnostics are not read)
+        c_roots=("csrc/",), c_project="pytorch"),
     "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"core_v(\d+\.\d+\.\d+)|v([12]\.\d+)|(2\d\.\d\d)"),
     # 1.15.0 is not tagged in the mirror (its last tag is v1.14.0): from its wheel
     "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)",
