@@ -23,10 +23,11 @@ MISSING = {
             "only `libnccl.so.2`: strings, no file or line; not tagged in the newest snapshot of github.com/NVIDIA/nccl, "
             "fetched 2026-12-02, whose last v2 tag is v2.30.7-1); TRACE sites (compiled out of release builds); "
             "messages built at run time",
-    "deepspeed": "its C++/CUDA ops (`csrc/`, in the mirror and the sdists): the C/C++ extractor has no DeepSpeed "
-                 "reader yet; only Python is read",
+    "deepspeed": "the diagnostics its C++/CUDA ops print with `printf`/`std::cerr` (`csrc/` is read for c10's "
+                 "`TORCH_CHECK`s and C++ throws only)",
     "megatron": "none newer is known (PyPI's megatron-core stops at 0.16.1); release candidates and `core_r*` "
-                "branches (not releases); its C++/CUDA sources (no reader yet)",
+                "branches (not releases); its few C++/CUDA sources (dataset helpers, fused kernels: "
+                "`GitProject.c_roots` reads such files, Megatron-LM's are not regenerated with them yet)",
     "accelerate": "–",
     "vllm": "0.0.1 and 0.1.x (2023's first releases, not read yet); its C++/CUDA kernels (wheels ship them compiled; the "
             "repository, 1.1 GB, is not mirrored here; the sdists hold `csrc/`, the C/C++ extractor has no vLLM "

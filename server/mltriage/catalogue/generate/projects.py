@@ -49,7 +49,11 @@ _SMALL_TORCH_WHEELS = ("macosx_14_0_arm64", "macosx_11_0_arm64", "macosx_11_1_ar
 
 PYTHON_PROJECTS = {
     # releases after the mirror's last tag (v0.19.5, 2026-08-09) come from their sdists (DeepSpeed ships no wheel)
-    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)", pypi=(
+    # op_builder/ and accelerator/ are installed as deepspeed/ops/op_builder/ and deepspeed/accelerator/ (symlinks
+    # in the tags): the op build messages ("async_io requires the dev libaio .so object and headers ...") and the
+    # accelerator's choice
+    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed", "op_builder/", "accelerator/"),
+                            r"v(\d+\.\d+\.\d+)", pypi=(
         PypiRelease("0.19.6", "2026-08-27", "sdist"), PypiRelease("0.19.7", "2026-09-16", "sdist"),
         PypiRelease("0.19.8", "2026-10-20", "sdist")), package="deepspeed",
         # setup.py copies the top-level op_builder/ and accelerator/ into the package; the tags have symlinks
