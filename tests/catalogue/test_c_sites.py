@@ -221,3 +221,17 @@ def test_broken_source_gives_what_it_can():
     assert site.format.text == "Unbalanced {x} source still yields this" and site.line == 2
     assert extract_c("src/empty.cc", "", "nccl") == []
     assert extract_c("src/bin.cc", "\x00\x01WARN(\xff", "nccl") == []
+
+
+def test_a_worker_signal_handler_macro_names_the_message_it_writes():
+    # in the style of torch/csrc/DataLoader.cpp, whose SIGNAL_HANDLER(SIGNAL, HANDLER_NAME, ERROR_MSG) defines a
+    # handler that writes ERROR_MSG to stderr (v1.13.1 ends each use with ';', v2.6.0 does not)
+    source = ('SIGNAL_HANDLER(\n    SIGBUS,\n    handler_SIGBUS,\n'
+              '    "ERROR: Unexpected bus error encountered in worker. "\n'
+              '    "This might be caused by insufficient shared memory (shm).\\n")\n'
+              'SIGNAL_HANDLER(SIGFPE, handler_SIGFPE, "ERROR: Unexpected floating-point exception encountered in worker.\\n");\n')
+    sites = extract_c("torch/csrc/DataLoader.cpp", source, "pytorch")
+    assert [(s.line, s.end_line, s.kind, s.format.text) for s in sites] == [
+        (1, 5, "error", "ERROR: Unexpected bus error encountered in worker. "
+                        "This might be caused by insufficient shared memory (shm)."),  # (a trailing newline is no text)
+        (6, 6, "error", "ERROR: Unexpected floating-point exception encountered in worker.")]

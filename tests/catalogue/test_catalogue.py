@@ -336,6 +336,52 @@ def test_a_release_the_log_states_picks_that_releases_site():
         assert found["site"]["line"] == site.line and found["narrowed_to"].startswith("NCCL ")
 
 
+# The installed versions a log lists rank the entries as a printed release does: pip freeze's '{name}=={version}'
+# (pypa/pip src/pip/_internal/operations/freeze.py), collect_env's '[pip3] {name}=={version}' (torch
+# torch/utils/collect_env.py), pip's "Successfully installed %s" of name-version pairs and "Requirement already
+# satisfied: %s in %s (%s)" (src/pip/_internal/commands/install.py, req_install)
+@pytest.mark.parametrize("listed, release, literal", [
+    ("torch==2.5.1", "2.5.1", False),
+    ("[pip3] torch==2.4.0+cu121", "2.4.0", False),
+    ("Successfully installed torch-2.3.1 typing-extensions-4.12.2", "2.3.1", True),
+    ("Requirement already satisfied: torch in /usr/lib/python3/dist-packages (1.13.1)", "1.13.1", True),
+])
+def test_an_installed_version_the_log_lists_picks_that_releases_site(listed, release, literal):
+    # no frame: torch 1.8.0-2.3.1's literal "...on a CUDA device..." and 2.4+'s "...on a {backend_name_upper}
+    # device..." both match the line; the release the log lists says which one raised it
+    d = diagnose_text(listed + "\n" + DESERIALIZE + "\n")
+    ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+    assert ref.format.startswith("Attempting to deserialize object on a CUDA device") is literal
+    index = [r.name for r in CATALOGUE.releases("pytorch")].index(release)
+    (site,) = [s for s in CATALOGUE.entry(ref.id).sites if s.first <= index <= s.last]
+    assert (ref.site, ref.releases) == (f"{site.path}:{site.line}", f"PyTorch {release}")
+    assert d.releases == {"pytorch": f"PyTorch {release}"}  # (libtorch has no line here: torch 1.13.1 does not add it)
+    assert diagnose_text(DESERIALIZE + "\n").findings[0].catalogue.releases.startswith("PyTorch 1.8.0–2.3.1")
+
+
+def test_a_printed_release_outranks_the_installed_one_and_a_wheels_version_is_its_nccl_release():
+    # nvidia-nccl-cu12 2.22.3 is NCCL 2.22.3-1; NCCL's own "NCCL version %s" banner (src/init.cc) says what runs
+    warn = f"node1:1:1 [0] NCCL WARN {SHM_ATTACH}\n"
+    listed = diagnose_text("nvidia-nccl-cu12==2.22.3\n" + warn)
+    printed = diagnose_text("nvidia-nccl-cu12==2.22.3\nnode1:1:1 [0] NCCL INFO NCCL version 2.24.3+cuda12.4\n" + warn)
+    assert next(f.catalogue for f in listed.findings if f.catalogue).releases == "NCCL 2.22.3-1"
+    assert next(f.catalogue for f in printed.findings if f.catalogue).releases == "NCCL 2.24.3-1"
+
+
+@pytest.mark.parametrize("package, version, project, release", [
+    ("nvidia_nccl_cu12", "2.26.2.post1", "nccl", "2.26.2-1"),  # a wheel rebuild of NCCL 2.26.2-1
+    ("torch", "2.6.0+cu124", "libtorch", "2.6.0"),
+    ("vllm", "0.8.5.post1", "vllm", "0.8.5.post1"),  # a release of its own, not 0.8.5
+    ("megatron_core", "0.12.1", "megatron", "0.12.1"),
+])
+def test_an_installed_version_is_the_release_of_that_name(package, version, project, release):
+    from mltriage.catalogue.match import installed_releases
+
+    (index,) = installed_releases({package: version}, CATALOGUE)[project]
+    assert CATALOGUE.releases(project)[index].name == release
+    assert installed_releases({"torch": "2.5.1"}, CATALOGUE).keys() == {"pytorch"}  # libtorch has no 2.5.1
+
+
 # Real Dynamo graph breaks (fixtures/dynamo: torch 2.13.0+cpu, fullgraph=True): Unsupported is re-raised
 # from torch/_dynamo/eval_frame.py with the traceback cut there, so the innermost frame is no site of it;
 # the site is the unimplemented(gb_type=..., explanation=...) call the message's first lines come from.
@@ -370,3 +416,62 @@ def test_search_finds_a_message_whose_start_reads_as_a_rank_prefix():
     found = _search("[Rank 3] ncclCommInitRank comm 0x55d1c0a8 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 41000 "
                     "commId 0x9f1c2b3a4d5e6f70 - Init START")
     assert any(e["matched"] and e["project"] == "nccl" and e["format"].startswith("[Rank {") for e in found)
+
+
+# ATen's native checks and the DataLoader's signal handlers (libtorch's kept folders include aten/src/ATen and
+# torch/csrc/DataLoader.cpp). Real runs: fixtures/aten (torch 2.13.0+cpu; see its README).
+ATEN = Path(__file__).parent / "fixtures" / "aten"
+# torch v2.6.0 aten/src/ATen/core/adaption.cpp common_device_check_failure: TORCH_CHECK(false, "Expected all tensors
+# to be on the same device, but " "found at least two devices, ", common_device, " and ", tensor.device(), "! "
+# "(when checking argument for argument ", argName, " in method ", methodName, ")")
+SAME_DEVICE = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+               "cpu! (when checking argument for argument mat1 in method wrapper_CUDA_addmm)")
+
+
+def test_a_cpp_check_under_python_frames_names_its_aten_site():
+    # the innermost frame is torch/nn/modules/linear.py (F.linear): a Python frame is never a C++ site
+    d = diagnose_path(ATEN / "mm_shapes.log")
+    ref = next(f.catalogue for f in d.findings if f.catalogue is not None)
+    assert ref.project == "libtorch" and ref.kind == "RuntimeError"
+    # the dense check, not its sparse or CUDA copies in subfolders (aten/src/ATen/native/sparse/..., native/cuda/Blas.cpp)
+    assert ref.site.startswith("aten/src/ATen/native/LinearAlgebra.cpp:"), ref.site
+    assert ref.format.startswith("mat1 and mat2 shapes cannot be multiplied (")
+
+
+def test_the_dataloader_workers_bus_error_names_the_signal_handler_that_wrote_it():
+    d = diagnose_path(ATEN / "dataloader_bus.log")
+    sites = {f.catalogue.site.rsplit(":", 1)[0]: f.catalogue for f in d.findings if f.catalogue is not None}
+    assert sites["torch/csrc/DataLoader.cpp"].kind == "error"
+    assert sites["torch/csrc/DataLoader.cpp"].format.startswith("ERROR: Unexpected bus error encountered in worker.")
+
+
+def test_search_finds_atens_same_device_check_in_both_catalogued_releases():
+    found = _first(SAME_DEVICE)
+    assert (found["project"], found["site"]["path"]) == ("libtorch", "aten/src/ATen/core/adaption.cpp")
+    assert _names(found) >= {"1.13.1", "2.6.0"}
+    assert found["captured"]["common_device"] == "cuda:0" and found["captured"]["methodName"] == "wrapper_CUDA_addmm"
+
+
+def test_c10s_triggered_internally_at_narrows_a_warning_to_the_release_of_that_line():
+    # torch 2.13.0's Resize.cpp:30 is 2.6.0's site of the message (1.13.1 has it at line 17)
+    log = (ATEN / "resize_warning.log").read_text()
+    ref = next(f.catalogue for f in diagnose_text(log).findings if f.catalogue is not None)
+    assert (ref.site, ref.releases.split(" (")[0]) == ("aten/src/ATen/native/Resize.cpp:30", "PyTorch C++ 2.6.0")
+    bare = re.sub(r" \(Triggered internally at [^)]*\)", "", log)
+    ref = next(f.catalogue for f in diagnose_text(bare).findings if f.catalogue is not None)
+    assert ref.releases.startswith("PyTorch C++ 1.13.1–2.6.0")
+
+
+# c10::Error's what() with its C++ stack (real torch 2.13.0 output: "Exception raised from meta at
+# /__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:194 (most recent call first):"), here with the line of
+# v2.6.0's ADDMM_META check (LinearAlgebra.cpp 183-185) rather than its mm meta function's (201)
+MM = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x4 and 3x5)"
+RAISED_FROM = "Exception raised from addmm_out at ../aten/src/ATen/native/LinearAlgebra.cpp:{} (most recent call first):"
+
+
+def test_c10s_exception_raised_from_line_picks_the_site_it_names():
+    assert _first(MM)["site"]["line"] == 201  # no hint: the newest site, of those alike the one with the highest line
+    for line, site in ((184, 183), (201, 201)):
+        found = _first(MM + "\n" + RAISED_FROM.format(line))
+        assert (found["site"]["path"], found["site"]["line"]) == ("aten/src/ATen/native/LinearAlgebra.cpp", site)
+        assert found["narrowed_to"].startswith("PyTorch C++ 2.6.0 ")

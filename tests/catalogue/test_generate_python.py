@@ -267,3 +267,16 @@ def test_dynamo_graph_breaks_are_unsupported_sites_with_their_explanation():
     assert sites[1].cause == "AsPythonConstantNotImplementedError"  # from_exc= is the chained cause
     # the same helper's name in another project is not Dynamo's
     assert extract_python("vllm/worker.py", GRAPH_BREAKS) == []
+
+
+def test_an_op_builders_own_warning_method_is_a_warning_site_in_op_builder_only():
+    # in the style of DeepSpeed's op_builder/async_io.py, whose OpBuilder.warning(msg) prints "[WARNING] {msg}"
+    source = ('class AsyncIOBuilder(OpBuilder):\n'
+              '    def is_compatible(self, verbose=False):\n'
+              '        if verbose and not self.has_function("io_submit", ("aio", )):\n'
+              '            self.warning(f"{self.NAME} requires the dev libaio .so object and headers but these were not found.")\n')
+    sites = extract_python("op_builder/async_io.py", source)
+    assert [(s.line, s.kind, s.function, s.format.text) for s in sites] == [
+        (4, "warning", "AsyncIOBuilder.is_compatible",
+         "{self_NAME} requires the dev libaio .so object and headers but these were not found.")]
+    assert extract_python("deepspeed/runtime/engine.py", source) == []  # another class's warning() is no such print

@@ -103,3 +103,33 @@ def test_files_a_build_copies_into_the_archive_are_not_read(mirror):
     for rel in ("src/pkg/core.py", "src/pkg/copied/builder.py"):
         sources._write_file(sources.CACHE / "pkg" / "1.2.0", rel, RAISE.encode())
     assert [path for path, _ in project.files(project.releases()[-1])] == ["src/pkg/core.py"]
+
+
+def test_a_git_projects_c_sources_are_read_where_it_names_them(mirror):
+    # DeepSpeed's ops: Python under deepspeed/, TORCH_CHECKs in csrc/ (read as c10's); other C++ (tests) is not read
+    pytest.importorskip("tree_sitter_cpp", reason="the catalogue extra (tree-sitter) is not installed")
+    from mltriage.catalogue.generate.build import sites_of_files
+
+    work = mirror / "work"
+    (work / "csrc").mkdir()
+    (work / "tests").mkdir()
+    check = 'void f(int n) {\n  TORCH_CHECK(n > 0, "the op needs a positive size, got ", n);\n}\n'
+    (work / "csrc" / "op.cpp").write_text(check)
+    (work / "tests" / "bench.cpp").write_text(check.replace("positive size", "size of its own"))
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_COMMITTER_DATE": "2025-06-01T00:00:00"}
+    for args in (("add", "-A"), ("commit", "-qm", "ops"), ("tag", "v1.2.0")):
+        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True, env=env)
+    subprocess.run(["git", f"--git-dir={sources.MIRRORS / 'o+pkg' / 'repo'}", "fetch", "-q", "origin", "+refs/*:refs/*"],
+                   check=True, capture_output=True)
+    project = GitProject("pkg", "o/pkg", ("src/pkg",), r"v(\d+\.\d+\.\d+)", pypi=(PypiRelease("1.3.0", "2026-01-01", "sdist"),),
+                         package="pkg", c_roots=("csrc/",), c_project="pytorch")
+    for rel in ("csrc/op.cpp", "tests/bench.cpp", "src/pkg/core.py"):  # what an sdist's fetch may have kept before
+        sources._write_file(sources.CACHE / "pkg" / "1.3.0", rel, ((work / rel).read_text()).encode())
+    assert project.source == "git tags of github.com/o/pkg (and the C/C++/CUDA of `csrc/`)"
+    tagged, pypi = project.releases()[-2:]
+    for release in (tagged, pypi):
+        assert [path for path, _ in project.files(release)] == ["csrc/op.cpp", "src/pkg/core.py"]
+        sites = list(sites_of_files(project.files, project.c_project)(release))
+        assert [(s.path, s.line, s.kind, s.format.text) for s in sites if s.path.startswith("csrc/")] == [
+            ("csrc/op.cpp", 2, "RuntimeError", "the op needs a positive size, got {n}")]

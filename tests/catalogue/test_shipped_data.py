@@ -31,6 +31,16 @@ def test_regenerating_a_project_reproduces_its_shipped_data_byte_for_byte():
     assert done.returncode == 0 and done.stdout.strip().endswith("identical"), done.stdout[-2000:] + done.stderr[-2000:]
 
 
+@pytest.mark.slow  # 100 s: every v2.x tag's C/C++ files parsed with tree-sitter
+@pytest.mark.skipif(not (MIRRORS / "NVIDIA+nccl" / "repo").is_dir(), reason="no NVIDIA/nccl mirror")
+def test_regenerating_nccl_from_its_mirror_reproduces_its_shipped_data_byte_for_byte():
+    pytest.importorskip("tree_sitter_cpp")  # the 'catalogue' extra
+    done = subprocess.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "nccl"],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, timeout=900)
+    assert done.returncode == 0 and done.stdout.strip().endswith("identical"), done.stdout[-2000:] + done.stderr[-2000:]
+
+
 def test_megatron_releases_are_in_date_order_across_tag_schemes():
     names = [r.name for r in CATALOGUE.releases("megatron")]
     assert names[:6] == ["1.0", "2.0", "2.5", "2.6", "23.04", "23.06"] and names[6] == "0.4.0"

@@ -7,6 +7,7 @@ import re
 import sys
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 from mltriage.catalogue.formats import TOKEN, fill_text
 from mltriage.catalogue.match import (
@@ -16,6 +17,7 @@ from mltriage.catalogue.match import (
     frame_hint,
     hints_in,
     match_line,
+    raised_from_hint,
     stated_releases,
 )
 from mltriage.catalogue.prose import prose_for
@@ -27,6 +29,7 @@ MAX_WORD_RESULTS = 5
 MAX_SHOWN = 5  # entries printed in full; --json lists up to MAX_JSON_RESULTS
 MAX_JSON_RESULTS = 20
 MAX_LINES = 50  # lines of a pasted text looked up
+README = Path(__file__).resolve().parent / "README.md"
 
 
 def add_arguments(parser) -> None:
@@ -41,6 +44,9 @@ def add_arguments(parser) -> None:
     ls.add_argument("--project", required=True)
     ls.add_argument("--release", help="only entries present in this release")
     ls.add_argument("--json", action="store_true")
+    cov = sub.add_parser("coverage", help="the coverage table (every project's releases, figures, what is missing), from the data")
+    cov.add_argument("--readme", nargs="?", const=str(README), metavar="PATH",
+                     help="rewrite the table in this README (default: the catalogue's own) instead of printing it")
 
 
 def run(args, out=sys.stdout) -> int:
@@ -60,7 +66,24 @@ def run(args, out=sys.stdout) -> int:
         else:
             print(_entry_text(catalogue, entry, None), file=out)
         return 0
+    if args.action == "coverage":
+        return _coverage(catalogue, args, out)
     return _list(catalogue, args, out)
+
+
+def _coverage(catalogue: Catalogue, args, out) -> int:
+    from mltriage.catalogue import coverage
+
+    if args.readme is None:
+        print(coverage.table(catalogue), file=out)
+        return 0
+    try:
+        changed = coverage.rewrite_readme(Path(args.readme), catalogue)
+    except (OSError, ValueError) as e:
+        print(f"mltriage: {e}", file=sys.stderr)
+        return 2
+    print(f"{args.readme}: {'coverage table rewritten' if changed else 'coverage table already up to date'}", file=out)
+    return 0
 
 
 def _search(catalogue: Catalogue, args, out) -> int:
@@ -101,9 +124,7 @@ def search(text: str, catalogue: Catalogue) -> list[CatalogueMatch]:
     as_pasted: dict[str, CatalogueMatch] = {}
     for n, line in enumerate(lines):
         hints = hints_in(line)
-        frame = frame_hint(lines, n)
-        if frame is not None:
-            hints.append(frame)
+        hints += [h for h in (raised_from_hint(lines, n), frame_hint(lines, n)) if h is not None]
         message = parse_prefixes(line).message
         _keep_best(best, match_line(message, catalogue, hints, stated=stated))
         # the line as pasted too: what reads as a log prefix may be the message's own start (NCCL v2.30.7-1

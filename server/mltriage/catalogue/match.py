@@ -9,8 +9,8 @@ exception type, a release the log states, then the literal text matched.
 
 Releases are narrowed by every catalogued line together (a log printed all of them, so its
 release has them all) and by file:line hints that log prefixes carry (NCCL's
-``misc/shmutils.cc:129``, c10's ``[W socket.cpp:426]``, vLLM's ``[file.py:N]``, a traceback's
-innermost frame).
+``misc/shmutils.cc:129``, c10's ``[W socket.cpp:426]`` and ``(Triggered internally at FILE:LINE.)``,
+vLLM's ``[file.py:N]``, a traceback's innermost frame, c10's ``Exception raised from F at FILE:LINE``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,14 @@ _HINTS = [
     re.compile(r"^\[[IWEF] (?:[\d-]+ [\d:.]+ )?(?:\d+ )?(?P<file>[\w.-]+\.(?:cpp|cc|h)):(?P<line>\d+)\]"),
     re.compile(r"\[(?P<file>[\w./-]+\.py):(?P<line>\d+)(?::\w+)?\]"),  # vLLM [file.py:N], DeepSpeed [file.py:N:func]
     re.compile(r"^(?P<file>/?[\w./-]+\.py):(?P<line>\d+): \w*Warning"),
+    # c10's TORCH_WARN as Python shows it: "{} (Triggered internally at {}:{}.)" (torch 2.13.0 libtorch_python)
+    re.compile(r"\(Triggered internally at (?P<file>[\w./-]+\.(?:cpp|cc|cu|h|hpp)):(?P<line>\d+)\.\)"),
 ]
+# c10::Error's what() with its C++ stack (TORCH_SHOW_CPP_STACKTRACES=1, c10d's watchdog errors): the line after
+# the message, "Exception raised from " + SourceLocation ("{function} at {file}:{line}") + " (most recent call first):"
+_RAISED_FROM = re.compile(r"^\s*Exception raised from \S+ at (?P<file>[\w./-]+\.(?:cpp|cc|cu|h|hpp)):(?P<line>\d+)"
+                          r" \(most recent call first\):")
+RAISED_FROM_GAP = 8  # lines from a message's first line to the "Exception raised from" line (a message has a few)
 
 
 # What may stand before a message in a log line, once launcher/time prefixes are gone: an exception
@@ -104,13 +111,15 @@ class CatalogueMatch:
 
     def site(self, releases: set[int] | None = None) -> Site:
         """The site this line most likely comes from: in ``releases`` (default: the match's), the one
-        its hint lands on, of the exception type it names, the newest."""
+        its hint lands on, of the exception type it names, the newest; of sites alike in all that, the
+        one highest in the source tree (ATen's ``native/LinearAlgebra.cpp`` raises a check that its
+        sparse and CUDA variants in subfolders repeat)."""
         sites = self.sites_in(self.releases if releases is None else releases) or self.entry.sites
         if self.hint is not None:
             sites = [s for s in sites if _lands(self.hint, s)] or sites
         if self.exception is not None:
             sites = [s for s in sites if (s.kind or self.entry.kind) == self.exception] or sites
-        return max(sites, key=lambda s: (s.last, s.first, s.path, s.line))
+        return max(sites, key=lambda s: (s.last, s.first, -s.path.count("/"), s.path, s.line))
 
 
 # "NCCL INFO NCCL version 2.28.9+cuda13.0", c10d's "..., NCCL version 2.12.10", vLLM's start-up banner,
@@ -135,12 +144,43 @@ def stated_releases(texts, catalogue: Catalogue) -> dict[str, set[int]]:
     for project, versions in stated.items():
         if len(versions) != 1:
             continue
-        (version,) = versions
-        names = [r.name for r in catalogue.releases(project)]
-        match = {i for i, name in enumerate(names) if name == version or name.startswith(version + "-")}
+        match = release_indices(catalogue, project, versions.pop())
         if match:
             out[project] = match
     return out
+
+
+# an installed package (by its PEP 503 name, '-' as '_': run_model.package_key) -> the projects whose releases it is
+PACKAGES = {"torch": ("pytorch", "libtorch"), "vllm": ("vllm",), "transformers": ("transformers",),
+            "deepspeed": ("deepspeed",), "accelerate": ("accelerate",), "megatron_core": ("megatron",),
+            "nvidia_nccl_cu11": ("nccl",), "nvidia_nccl_cu12": ("nccl",), "nvidia_nccl_cu13": ("nccl",)}
+
+
+def installed_releases(packages: dict[str, str], catalogue: Catalogue) -> dict[str, set[int]]:
+    """Per project, the release of the installed version the log lists (pip freeze, collect_env's
+    ``[pip3] torch==2.5.1``, pip's install lines): ``packages`` is package key -> version. NCCL's
+    wheel ``nvidia-nccl-cu12 2.21.5`` is release 2.21.5-1."""
+    out: dict[str, set[int]] = {}
+    for package, version in packages.items():
+        for project in PACKAGES.get(package, ()):
+            match = release_indices(catalogue, project, version)
+            if match:
+                out[project] = match
+    return out
+
+
+_LOCAL = re.compile(r"\+.*$|\.post\d+$")  # torch's "+cu121", a wheel's ".post1" rebuild
+
+
+def release_indices(catalogue: Catalogue, project: str, version: str) -> set[int]:
+    """The releases of ``project`` a stated version is: its own name, NCCL's ``-1`` packaging suffix,
+    the version without a local build tag (``2.5.1+cu121``) or a wheel rebuild's ``.postN``."""
+    names = [r.name for r in catalogue.releases(project)]
+    for candidate in dict.fromkeys((version, _LOCAL.sub("", version))):
+        match = {i for i, name in enumerate(names) if name == candidate or name.startswith(candidate + "-")}
+        if match:
+            return match
+    return set()
 
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -150,6 +190,19 @@ def frame_hint(lines: list[str], before: int) -> Hint | None:
     """The innermost traceback frame above line ``before``: the file and line that raised what follows."""
     for text in reversed(lines[max(0, before - 64):before]):
         m = _FRAME.match(text)
+        if m:
+            line = parse_int(m.group("line"))
+            return Hint(m.group("file"), line) if line is not None else None
+    return None
+
+
+def raised_from_hint(lines: list[str], at: int) -> Hint | None:
+    """The C++ site c10 names under an exception's message at line ``at`` (its "Exception raised from ...
+    at file:line" line, a few lines below; none once a traceback starts)."""
+    for text in lines[at + 1:at + 1 + RAISED_FROM_GAP]:
+        if text.startswith("Traceback"):
+            return None
+        m = _RAISED_FROM.match(text)
         if m:
             line = parse_int(m.group("line"))
             return Hint(m.group("file"), line) if line is not None else None

@@ -25,6 +25,7 @@ from mltriage.catalogue.match import (
     Hint,
     describe_releases,
     hints_in,
+    installed_releases,
     match_line,
     narrow_releases,
     same_file,
@@ -53,16 +54,20 @@ MAX_LOOKUPS = 500  # catalogue lookups per kind of candidate (findings, error li
 LOOKUP_BUDGET = 1_000
 
 
-def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
-                      catalogue: Catalogue | None = None) -> tuple[list[Finding], dict[str, str], bool]:
+def consult_catalogue(findings: list[Finding], lines: CatalogueLines, catalogue: Catalogue | None = None,
+                      installed: dict[str, str] | None = None) -> tuple[list[Finding], dict[str, str], bool]:
     """New findings for catalogued lines nothing explained, the releases the log comes from, and
-    whether the lookup budget stopped the lookups before every line was looked up."""
+    whether the lookup budget stopped the lookups before every line was looked up. ``installed``:
+    package key -> version, as the log lists them (``run_model.build.installed_versions``)."""
     catalogue = catalogue or default_catalogue()
     if not catalogue.available:
         return [], {}, False
     spent = 0
     stopped = False
-    stated = _stated_releases(lines, catalogue)  # "NCCL version 2.10.3" picks that release's site
+    # the releases the log says it runs pick those releases' sites: an installed version the log lists
+    # (torch==2.5.1), and over it, a release the running program prints ("NCCL version 2.10.3")
+    printed = _stated_releases(lines, catalogue)
+    stated = {**installed_releases(installed or {}, catalogue), **printed}
     per_line: list[list[CatalogueMatch]] = []
     refs: list[tuple[Finding, list[CatalogueMatch]]] = []
     framed = {(f.facts.get("exception_type"), f.facts.get("exception_message")) for f in findings if _raising_frame(f)}
@@ -105,7 +110,9 @@ def consult_catalogue(findings: list[Finding], lines: CatalogueLines,
         if finding is not None:
             new.append((finding, matches))
     narrowed = narrow_releases(per_line)
-    narrowed.update(stated)
+    # a listed version narrows a project the log has a catalogued line of (a pip freeze names twenty
+    # packages: their releases are the run model's, not the log's); a printed release is the log's own
+    narrowed.update({p: r for p, r in stated.items() if p in narrowed or p in printed})
     for finding, matches in refs + new:
         if matches:
             finding.catalogue = _ref(catalogue, _best(matches, narrowed), narrowed)
@@ -166,11 +173,24 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, se
     if kind:  # an exception is the site that raises its type; the same words logged elsewhere are not it
         matches = [m for m in matches if kind.rpartition(".")[2] in m.entry.kinds]
     if raising_file:  # a plain "list index out of range" raised by the user's own code is no library's raise
-        matches = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)] or \
+        framed = [m for m in matches if any(same_file(raising_file, s.path) for s in m.entry.sites)] or \
             [m for m in matches if any(_same_package(raising_file, s.path) for s in m.entry.sites)]
+        # a Python frame is never a C++ site: a TORCH_CHECK under torch.mm shows the Python frame that called the
+        # operator, so a C++ message is named as a frameless one is, on its own text
+        matches = framed or [m for m in matches if _native(m) and _specific(m)]
     elif kind:  # an exception line without its frames: a short fixed message may be anyone's (CPython's own)
-        matches = [m for m in matches if "{" in m.entry.format or m.specificity >= MIN_FRAMELESS_LITERAL]
+        matches = [m for m in matches if _specific(m)]
     return matches
+
+
+def _specific(match: CatalogueMatch) -> bool:
+    """A message nobody else's words are likely to be: it has values, or enough fixed text."""
+    return "{" in match.entry.format or match.specificity >= MIN_FRAMELESS_LITERAL
+
+
+def _native(match: CatalogueMatch) -> bool:
+    """Every site of the entry is C/C++ (no Python frame can be one of them)."""
+    return not any(s.path.endswith(".py") for s in match.entry.sites)
 
 
 def _explained(line: CatalogueLine, findings: list[Finding]) -> Finding | None:

@@ -30,6 +30,7 @@ from mltriage.engine.reader import (
 from mltriage.engine.run_reasoning import corroborate_p2p, derive_findings, name_the_command, settle_findings
 from mltriage.causes import raise_causes
 from mltriage.run_model import build_run_model
+from mltriage.run_model.build import installed_versions
 from mltriage.engine.prefilter_budget import FLOOD_LANDINGS
 from mltriage.engine.scanner import Scanner
 from mltriage.engine.triage import triage
@@ -148,7 +149,8 @@ def diagnose_streams(
         # (imported here: a log with nothing to look up never loads the catalogue's modules)
         from mltriage.engine.catalogued import consult_catalogue
 
-        catalogued, releases, catalogue_stopped = consult_catalogue(findings, lines)
+        installed = {key: version for key, (_, version, _) in installed_versions(scanner.observations).items()}
+        catalogued, releases, catalogue_stopped = consult_catalogue(findings, lines, installed=installed)
     findings += catalogued
     settle_findings(findings, scanner.run, scanner.observations)
     run_model = build_run_model(scanner.observations, scanner.run, findings, scanner.ranks_seen, heads.texts)

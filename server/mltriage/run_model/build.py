@@ -53,9 +53,10 @@ _PHASE_OF = {
 _DIST_VERSION = re.compile(r"^(?P<package>[A-Za-z][\w.]{0,100}(?:-[A-Za-z][\w.]{0,100})*)-(?P<version>\d[\w.+!]{0,60})$")
 
 
-def _packages(observations: Observations) -> dict[str, Fact]:
-    """The installed versions the log states (pip freeze, collect_env, pip install's own lines), the first per package."""
-    out: dict[str, Fact] = {}
+def installed_versions(observations: Observations) -> dict[str, tuple[str, str, Observation]]:
+    """The installed versions the log states (pip freeze, collect_env, pip install's own lines), the
+    first per package: package key -> (name as written, version, the observation)."""
+    out: dict[str, tuple[str, str, Observation]] = {}
     for obs in observations.of(Symptom.PACKAGE_VERSION):
         pairs: list[tuple[str, str]] = []
         if isinstance(obs.facts.get("installed"), str):
@@ -66,8 +67,13 @@ def _packages(observations: Observations) -> dict[str, Fact]:
         elif obs.facts.get("package") and obs.facts.get("version"):
             pairs.append((str(obs.facts["package"]), str(obs.facts["version"])))
         for name, version in pairs:
-            out.setdefault(package_key(name), Fact(f"{name} {version}", obs.line, obs.text))
+            out.setdefault(package_key(name), (name, version, obs))
     return out
+
+
+def _packages(observations: Observations) -> dict[str, Fact]:
+    return {key: Fact(f"{name} {version}", obs.line, obs.text)
+            for key, (name, version, obs) in installed_versions(observations).items()}
 
 
 @dataclass

@@ -93,6 +93,8 @@ CALLS: dict[str, dict[str, _Call]] = {
         "C10D_ERROR": _Call("error", "fmt", 0),
         "C10D_WARNING": _Call("warning", "fmt", 0),
         "C10D_INFO": _Call("info", "fmt", 0),
+        # torch/csrc/DataLoader.cpp's worker signal handlers write their message to stderr, then re-raise the signal
+        "SIGNAL_HANDLER": _Call("error", "concat", 2),
         "recordError": _Call("warning", "fmt", 0),  # c10d socket.cpp's helper: C10D_WARNING, and kept for the error
     },
     "tensorrt-llm": {

@@ -14,7 +14,7 @@ _VLLM = (
     "0.6.3 0.6.3.post1 0.6.4 0.6.4.post1 0.6.5 0.6.6 0.6.6.post1 0.7.0 0.7.1 0.7.2 0.7.3 0.8.0 0.8.1 0.8.2 0.8.3 "
     "0.8.4 0.8.5 0.8.5.post1 0.9.0 0.9.0.1 0.9.1 0.9.2 0.10.0 0.10.1 0.10.1.1 0.10.2 0.11.0 0.11.1 0.11.2 0.12.0 "
     "0.13.0 0.14.0 0.14.1 0.15.0 0.15.1 0.16.0 0.17.0 0.17.1 0.18.0 0.18.1 0.19.0 0.19.1 0.20.0 0.20.1 0.20.2 "
-    "0.21.0 0.22.0 0.22.1 0.23.0 0.24.0 0.25.0 0.25.1 0.26.0 0.27.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0"
+    "0.21.0 0.22.0 0.22.1 0.23.0 0.24.0 0.25.0 0.25.1 0.26.0 0.27.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0 0.34.0"
 ).split()
 
 # transformers: every release from 4.0.0, patches included (models/ too: the per-model checks; the modular_*.py
@@ -49,12 +49,18 @@ _SMALL_TORCH_WHEELS = ("macosx_14_0_arm64", "macosx_11_0_arm64", "macosx_11_1_ar
 
 PYTHON_PROJECTS = {
     # releases after the mirror's last tag (v0.19.5, 2026-08-09) come from their sdists (DeepSpeed ships no wheel)
-    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed",), r"v(\d+\.\d+\.\d+)", pypi=(
+    # op_builder/ and accelerator/ are installed as deepspeed/ops/op_builder/ and deepspeed/accelerator/ (symlinks
+    # in the tags): the op build messages ("async_io requires the dev libaio .so object and headers ...") and the
+    # accelerator's choice
+    "deepspeed": GitProject("deepspeed", "deepspeedai/DeepSpeed", ("deepspeed", "op_builder/", "accelerator/"),
+                            r"v(\d+\.\d+\.\d+)", pypi=(
         PypiRelease("0.19.6", "2026-08-27", "sdist"), PypiRelease("0.19.7", "2026-09-16", "sdist"),
         PypiRelease("0.19.8", "2026-10-20", "sdist")), package="deepspeed",
         # setup.py copies the top-level op_builder/ and accelerator/ into the package; the tags have symlinks
         # there, which are not read
-        pypi_exclude=r"^deepspeed/(ops/op_builder|accelerator)/"),
+        pypi_exclude=r"^deepspeed/(ops/op_builder|accelerator)/",
+        # its C++/CUDA ops: TORCH_CHECKs and C++ throws (their printf/std::cerr diagnostics are not read)
+        c_roots=("csrc/",), c_project="pytorch"),
     "megatron": GitProject("megatron", "NVIDIA/Megatron-LM", ("megatron",), r"core_v(\d+\.\d+\.\d+)|v([12]\.\d+)|(2\d\.\d\d)"),
     # 1.15.0 is not tagged in the mirror (its last tag is v1.14.0): from its wheel
     "accelerate": GitProject("accelerate", "huggingface/accelerate", ("src/accelerate",), r"v(\d+\.\d+\.\d+)",
@@ -79,8 +85,11 @@ PYTHON_PROJECTS = {
 #         50a484ab557b7d35fb24bc5257cf5f41307a55bc2ebcc69d011f01fdb1369ced
 # contrib's pytorch-cuda 2.6.0 ships the very same orig tarball (same sha256) as main's pytorch 2.6.0.
 C_PROJECTS = {
+    # ATen whole (its native operators' checks: "mat1 and mat2 shapes cannot be multiplied", the same-device
+    # check of TensorIterator and the generated wrappers), autograd's, and the DataLoader's worker signal handlers
     "libtorch": DebianProject("libtorch", "pytorch/pytorch", "pytorch", (
-        "c10/cuda/", "c10/core/", "torch/csrc/cuda/", "torch/csrc/distributed/", "aten/src/ATen/cuda/"), (
+        "c10/cuda/", "c10/core/", "torch/csrc/cuda/", "torch/csrc/distributed/", "aten/src/ATen/", "torch/csrc/autograd/",
+        "torch/csrc/DataLoader.cpp"), (
         DebianTarball("1.13.1", "pool/main/p/pytorch/pytorch_1.13.1+dfsg.orig.tar.xz",
                       "d0355588b8528566d477e6ebf1b4d9d036a6fd75711339f66b27472ce5879dc7", "bookworm"),
         DebianTarball("2.6.0", "pool/main/p/pytorch/pytorch_2.6.0+dfsg.orig.tar.xz",

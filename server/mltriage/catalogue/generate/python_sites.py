@@ -28,6 +28,9 @@ PRINT_HELPERS = {"print_rank_0": "info", "print_rank_last": "info", "log_dist": 
 # message is format_graph_break_message's "{gb_type}\n  Explanation: {explanation}\n  Hint: ...". Read in
 # torch's own files only (other projects' functions of these names are not Dynamo's).
 GRAPH_BREAKS = ("unimplemented", "unimplemented_v2", "unimplemented_with_warning")
+# DeepSpeed's op builders warn through their own method: OpBuilder.warning(msg) prints f"{WARNING} {msg}"
+# (op_builder/builder.py, "[WARNING] " in yellow): `self.warning(...)` in those files only
+BUILDER_WARNINGS = "op_builder/"
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlLqjzt]*([diouxXeEfFgGcrsa%])")
 _PERCENT_TYPE = {"d": "int", "i": "int", "u": "int", "o": "int", "x": "hex", "X": "hex", "c": "char",
                  "e": "float", "E": "float", "f": "float", "F": "float", "g": "float", "G": "float"}
@@ -246,6 +249,9 @@ class _Visitor(ast.NodeVisitor):
                     if k.arg == "category":
                         category = _exception_name(k.value)
                 self._add(node, category or "UserWarning", _Message(self._names()).parts(node.args[0]))
+            elif isinstance(func, ast.Attribute) and func.attr == "warning" and isinstance(func.value, ast.Name) \
+                    and func.value.id == "self" and self.path.startswith(BUILDER_WARNINGS):
+                self._add(node, "warning", _Message(self._names()).parts(node.args[0]))
             elif isinstance(func, ast.Name) and func.id in PRINT_HELPERS:
                 level = PRINT_HELPERS[func.id]
                 args = node.args

@@ -27,9 +27,10 @@ MIRRORS = Path(os.environ.get("MLTRIAGE_MIRRORS", "/work/.mirror"))
 CACHE = Path(os.environ.get("MLTRIAGE_CATALOGUE_SOURCES", Path.home() / ".cache" / "mltriage-catalogue" / "sources"))
 DEBIAN = os.environ.get("MLTRIAGE_DEBIAN_MIRROR", "https://deb.debian.org/debian/")
 C_SUFFIXES = (".cc", ".cu", ".h", ".cpp", ".cuh", ".hpp")
-# Linux x86-64 wheels for CPython 3.11, newest platform tag first (pip picks the first that exists)
+# Linux x86-64 wheels for CPython 3.11, newest platform tag first (pip picks the first that exists; vLLM 0.21.0's
+# only Linux x86-64 wheels are cp38-abi3-manylinux_2_24)
 LINUX_PLATFORMS = ("manylinux_2_35_x86_64", "manylinux_2_34_x86_64", "manylinux_2_31_x86_64", "manylinux_2_28_x86_64",
-                   "manylinux2014_x86_64", "manylinux1_x86_64", "any")
+                   "manylinux_2_24_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "any")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,8 @@ class GitProject:
     package: str = ""  # the PyPI name, for ``pypi``
     repo_prefix: str = ""  # where a wheel's package lives in the repository (``src/`` for accelerate)
     pypi_exclude: str | None = None  # regex of paths a build adds to the archive (copies of files outside ``roots``)
+    c_roots: tuple[str, ...] = ()  # C/C++/CUDA files under these are read too, as ``c_project``'s
+    c_project: str | None = None  # which of c_sites.PROJECTS reads them
 
     @property
     def git_dir(self) -> Path:
@@ -71,7 +74,13 @@ class GitProject:
 
     @property
     def source(self) -> str:
-        return f"git tags of github.com/{self.repo}"
+        c_side = f" (and the C/C++/CUDA of {', '.join(f'`{r}`' for r in self.c_roots)})" if self.c_roots else ""
+        return f"git tags of github.com/{self.repo}{c_side}"
+
+    def _wanted(self, path: str) -> bool:
+        """A file this project's sites are read from: Python under ``roots``, C/C++ under ``c_roots``."""
+        return path.endswith(".py") and path.startswith(self.roots) or \
+            bool(self.c_roots) and path.endswith(C_SUFFIXES) and path.startswith(self.c_roots)
 
     def releases(self) -> list[Release]:
         # the tagged commit's date: an annotated tag's own date can be years later (Megatron-LM re-tagged
@@ -114,24 +123,26 @@ class GitProject:
             with _filling(target) as partial:
                 for rel, data in _archive_files(archives[0], release.archive):
                     rel = self.repo_prefix + rel
-                    if rel.endswith(".py") and rel.startswith(self.roots) and ".." not in rel.split("/"):
+                    if self._wanted(rel) and ".." not in rel.split("/"):
                         _write_file(partial, rel, data)
         return None
 
     def files(self, release: Release) -> Iterator[tuple[str, str]]:
         if release.commit is None:  # a PyPI release
-            for rel, text in _cached_files(CACHE / self.name / release.name, (".py",)):
+            for rel, text in _cached_files(CACHE / self.name / release.name, (".py", *C_SUFFIXES)):
+                if not self._wanted(rel):  # (a cache filled before c_roots were read holds Python only)
+                    continue
                 if not (self.exclude and re.search(self.exclude, rel)) and \
                         not (self.pypi_exclude and re.search(self.pypi_exclude, rel)):
                     yield rel, text
             return
-        listing = subprocess.run(["git", f"--git-dir={self.git_dir}", "ls-tree", "-r", release.ref, "--", *self.roots],
-                                 capture_output=True, text=True, check=True).stdout
+        listing = subprocess.run(["git", f"--git-dir={self.git_dir}", "ls-tree", "-r", release.ref, "--", *self.roots,
+                                  *self.c_roots], capture_output=True, text=True, check=True).stdout
         wanted = []
         for row in listing.splitlines():
             meta, path = row.split("\t", 1)
             _, kind, sha = meta.split()
-            if kind == "blob" and path.endswith(".py") and not (self.exclude and re.search(self.exclude, path)):
+            if kind == "blob" and self._wanted(path) and not (self.exclude and re.search(self.exclude, path)):
                 wanted.append((sha, path))
         yield from _cat_blobs(self.git_dir, wanted)
 
