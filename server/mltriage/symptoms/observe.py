@@ -21,6 +21,7 @@ SATURATED = 512  # past this many of one (symptom, input), a line is counted wit
 MAX_TENSORS = 256
 MAX_MATRICES = 32  # p2pBandwidthLatencyTest matrices kept (each with the lines below its title)
 LOOKAHEAD_BYTES = 16 * 1024
+MEMO_SUBJECT = 512  # subjects this long or shorter are searched once per wording and diagnosis
 MAX_KEYS = 16_384  # (symptom, input) pairs kept: a directory of 100,000 rank logs keeps counts only past it
 IMPORTER_REACH = 12  # lines from a traceback's innermost package frame to its exception (IPython lists 5-7 lines of code between)
 
@@ -75,6 +76,7 @@ class Observations:
         self.pending: list[tuple[str, tuple, bytes]] = []
         # each input's last frame inside an installed package: who made a failed import, where an exception was raised
         self._last_frame: dict[str, tuple[int, dict[str, object]]] = {}
+        self._searched: dict[tuple[int, str], tuple[int, dict[str, object]] | None] = {}  # (wording, subject) -> _search
 
     # -- capture ------------------------------------------------------------------------------------
     def line(self, present: frozenset[str], message: str, text: str, source: str, line: int, rank: int | None,
@@ -98,15 +100,13 @@ class Observations:
         subject = text if wording.whole_line else message
         if wording.symptom is Symptom.PROGRESS_BAR:  # a bar redrawn with \r: its last state is what it had reached
             subject = subject.rstrip("\r").rsplit("\r", 1)[-1]
-        # no time limit (output is a function of the input): the wordings are linear (tests/test_regex_shape.py)
-        # and each searches at most MATCH_CHARS characters
-        m = wording.compiled.search(subject[:MATCH_CHARS])
-        if m is None:
+        found = self._search(wording, subject[:MATCH_CHARS])
+        if found is None:
             return
-        facts = wording.facts_of(m)
+        start, facts = found[0], dict(found[1])  # (a copy: the facts below are added to this line's own)
         if wording.symptom is Symptom.TENSOR_PRINTED:
-            args = (message[m.start():], source, line, rank, text)
-            if ahead is not None and len(ahead) < LOOKAHEAD_BYTES and ")" not in message[m.start():]:
+            args = (message[start:], source, line, rank, text)
+            if ahead is not None and len(ahead) < LOOKAHEAD_BYTES and ")" not in message[start:]:
                 self.pending.append(("tensor", args, ahead))  # the repr may go on in the next block
             else:
                 self._tensor(*args, ahead)
@@ -131,6 +131,20 @@ class Observations:
                     self.add(Observation(Symptom.MODEL_TYPE_UNKNOWN, source, line, rank, clip(text, 400), {
                         "model_type": facts.get("key"), "transformers_before": "4.37", "form": "config-mapping-key-error"}))
         self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
+
+    def _search(self, wording: Wording, subject: str) -> tuple[int, dict[str, object]] | None:
+        """Where ``wording`` matches ``subject`` and the facts it captures (None: no match). A function
+        of the two alone, so a short subject is searched once: ranks and loops print the same lines."""
+        key = (id(wording), subject) if len(subject) <= MEMO_SUBJECT else None
+        if key is not None and key in self._searched:
+            return self._searched[key]
+        # no time limit (output is a function of the input): the wordings are linear (tests/test_regex_shape.py)
+        # and each searches at most MATCH_CHARS characters
+        m = wording.compiled.search(subject)
+        found = None if m is None else (m.start(), wording.facts_of(m))
+        if key is not None and len(self._searched) < MAX_KEYS:
+            self._searched[key] = found
+        return found
 
     def add(self, obs: Observation) -> None:
         key = (obs.symptom, obs.source)
