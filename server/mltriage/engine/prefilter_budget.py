@@ -131,6 +131,8 @@ class PrefilterBudget:
 
     def note_markers(self, ids: set[int], run: RunFacts) -> None:
         """Run-description markers on a line: those the run facts have heard enough of leave."""
+        if ids.isdisjoint(self.marker_only):
+            return
         for n in ids & self.marker_only:
             if run.saturated(self.text[n]):
                 self._saturated.add(self.text[n])

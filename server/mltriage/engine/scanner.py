@@ -240,6 +240,8 @@ class Scanner:
 
     @staticmethod
     def _ids_between(literal_ids: list[int], starts: list[int], i: int, end: int) -> set[int]:
+        if i + 1 == len(starts) or starts[i + 1] >= end:  # (most lines hold one occurrence)
+            return {literal_ids[i]}
         return set(literal_ids[i:bisect_left(starts, end, i)])
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
