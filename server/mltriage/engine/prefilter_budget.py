@@ -17,6 +17,8 @@ blocks', and it is compiled out of the pre-filter once dropping them has cost wh
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mltriage.engine.catalogue_lines import CATALOGUE_BUDGETS, CATALOGUE_MARKERS
 from mltriage.engine.launcher import SECTION_TRIGGERS
 from mltriage.engine.prefilter import Prefilter, make_prefilter
@@ -85,7 +87,7 @@ class PrefilterBudget:
         self._finish_new_at = 0  # ... when the last one came from a rank not yet finished
         self._quiet_after = FINISH_QUIET_LINES_ONE_RANK if one_rank else FINISH_QUIET_LINES
 
-    def scan(self, block: bytes) -> tuple[list[int], list[int]]:
+    def scan(self, block: bytes) -> tuple[Sequence[int], Sequence[int]]:
         """Every occurrence of a phrase still in the budget: (start offsets, literal indices), by offset."""
         if self._saturated - self._dropped and self._skipped >= RECOMPILE_AFTER_HITS:
             # compiling a pre-filter costs a tenth of a second here; reporting a channel line per peer
@@ -101,7 +103,10 @@ class PrefilterBudget:
         if self._finished_quiet():
             # this input's ranks have all said they finished, many times over: nothing new in those lines
             found = [hit for hit in found if hit[1] not in self._finish_ids]
-        return [offset for offset, _ in found], [n for _, n in found]
+        if not found:
+            return [], []
+        starts, ids = zip(*found)
+        return starts, ids
 
     def _finished_quiet(self) -> bool:
         return self._finish_lines - self._finish_new_at >= self._quiet_after

@@ -56,6 +56,15 @@ _DUMP_FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,7}
                          r'|^\s{2,8}(?P<function2>[\w<>.]{1,100}) \((?P<file2>[^():\n]{1,300}):(?P<line2>\d{1,7})\)')
 
 
+def wordings_of(present: frozenset[str]) -> tuple[Wording, ...]:
+    """The wordings of the symptom literals ``present``, each once, in the order they are tried."""
+    tried: dict[int, Wording] = {}
+    for literal in present:
+        for wording in BY_LITERAL.get(literal, ()):
+            tried.setdefault(id(wording), wording)
+    return tuple(tried.values())
+
+
 class Observations:
     """Everything observed in one diagnosis, bounded."""
 
@@ -79,17 +88,12 @@ class Observations:
         self._searched: dict[tuple[int, str], tuple[int, dict[str, object]] | None] = {}  # (wording, subject) -> _search
 
     # -- capture ------------------------------------------------------------------------------------
-    def line(self, present: frozenset[str], message: str, text: str, source: str, line: int, rank: int | None,
+    def line(self, wordings: tuple[Wording, ...], message: str, text: str, source: str, line: int, rank: int | None,
              ahead: bytes | None) -> None:
-        """Match the wordings of the symptom literals ``present`` on this line. ``ahead``: the bytes
-        that follow the line in its block (for the symptoms that span lines)."""
-        tried: set[int] = set()
-        for literal in present:
-            for wording in BY_LITERAL.get(literal, ()):
-                if id(wording) in tried:
-                    continue
-                tried.add(id(wording))
-                self._try(wording, message, text, source, line, rank, ahead)
+        """Match ``wordings`` (``wordings_of`` the line's symptom literals) on this line. ``ahead``: the
+        bytes that follow the line in its block (for the symptoms that span lines)."""
+        for wording in wordings:
+            self._try(wording, message, text, source, line, rank, ahead)
 
     def _try(self, wording: Wording, message: str, text: str, source: str, line: int, rank: int | None,
              ahead: bytes | None) -> None:
