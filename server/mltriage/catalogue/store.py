@@ -102,7 +102,7 @@ class Entry:
 class Catalogue:
     def __init__(self, data: Path = DATA) -> None:
         self.data = data
-        self._shards: dict[tuple[str, int], dict[str, list]] = {}
+        self._shards: dict[tuple[str, int], _Shard] = {}
 
     @cached_property
     def _folders(self) -> list[Path]:
@@ -147,39 +147,23 @@ class Catalogue:
     def releases(self, project: str) -> list[Release]:
         return self.projects.get(project, {}).get("releases", [])
 
-    def _shard(self, project: str, n: int) -> dict[str, list]:
-        """key -> its entries: raw JSON text until a line asks for that key, then ``Entry``s."""
+    def _shard(self, project: str, n: int) -> _Shard:
         shard = self._shards.get((project, n))
         if shard is None:
-            shard = self._shards[(project, n)] = {}
             try:
                 path = self.data / project / f"shard-{n:02d}.jsonl.gz"
-                text = zlib.decompress(path.read_bytes(), 31).decode("utf-8")
-            except (OSError, ValueError, zlib.error, UnicodeDecodeError):
-                return shard  # a damaged shard costs its entries, never the diagnosis
-            for row in text.splitlines():
-                key, _, doc = row.partition("\t")
-                shard.setdefault(key, []).append(doc)
+                data = zlib.decompress(path.read_bytes(), 31)
+            except (OSError, ValueError, zlib.error):
+                data = b""  # a damaged shard costs its entries, never the diagnosis
+            shard = self._shards[(project, n)] = _Shard(data)
         return shard
-
-    def _entries(self, shard: dict[str, list], key: str) -> list[Entry]:
-        docs = shard.get(key, [])
-        if docs and isinstance(docs[0], str):
-            parsed = []
-            for doc in docs:
-                try:
-                    parsed.append(_entry(json.loads(doc)))
-                except (ValueError, KeyError, TypeError):
-                    continue
-            shard[key] = docs = parsed
-        return docs
 
     def candidates(self, words: set[str]) -> list[Entry]:
         """Entries indexed under any of these words (a line's tokens), project by project."""
         out: dict[str, Entry] = {}  # a message whose lines share a line's words is one candidate
         for project, index in self._indexes.items():
             for word in sorted(words & index["keys"]):
-                for entry in self._entries(self._shard(project, shard_of(word, index["shards"])), word):
+                for entry in self._shard(project, shard_of(word, index["shards"])).entries(word):
                     out.setdefault(entry.id, entry)
         return list(out.values())
 
@@ -190,8 +174,8 @@ class Catalogue:
                 continue
             for n in range(index["shards"]):
                 shard = self._shard(name, n)
-                for key in list(shard):
-                    for entry in self._entries(shard, key):
+                for key in shard.keys():
+                    for entry in shard.entries(key):
                         if entry.keys[0] == key:
                             yield entry
 
@@ -204,7 +188,7 @@ class Catalogue:
             return None
         key = words["keys"][position]
         shard = self._shard(project, shard_of(key, index["shards"]))
-        return next((e for e in self._entries(shard, key) if e.id == entry_id), None)
+        return next((e for e in shard.entries(key) if e.id == entry_id), None)
 
     def _positions(self, project: str) -> dict[str, int]:
         cache = self.__dict__.setdefault("_position_maps", {})
@@ -231,6 +215,56 @@ class Catalogue:
         rel = project["releases"][site.last if release is None else release]
         end = f"-L{site.end_line}" if site.end_line != site.line else ""
         return GITHUB.format(repo=project["repo"], ref=rel.commit or rel.ref, path=site.path, line=site.line, end=end)
+
+
+class _Shard:
+    """One shard's rows, ``key<TAB>entry`` sorted (the generator sorts them, so a key's rows are
+    adjacent): a lookup finds its key's rows in the bytes as they are and parses only those, once.
+    (Splitting every row of every shard a line's words touched cost more than the rest of the lookup.)"""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = b"\n" + data
+        self._parsed: dict[str, list[Entry]] = {}
+
+    def entries(self, key: str) -> list[Entry]:
+        found = self._parsed.get(key)
+        if found is None:
+            found = self._parsed[key] = [e for doc in self._rows(key) if (e := _parse_entry(doc)) is not None]
+        return found
+
+    def _rows(self, key: str) -> list[bytes]:
+        try:
+            head = b"\n" + key.encode("utf-8") + b"\t"
+        except UnicodeEncodeError:  # (a lone surrogate from a damaged line: no key is spelled so)
+            return []
+        data, rows = self._data, []
+        at = data.find(head)
+        while at != -1:
+            start = at + len(head)
+            end = data.find(b"\n", start)
+            end = len(data) if end == -1 else end
+            rows.append(data[start:end])
+            at = end if data.startswith(head, end) else -1
+        return rows
+
+    def keys(self) -> list[str]:
+        """Every key of the shard, in file order (each once)."""
+        out = {}
+        for row in self._data.split(b"\n"):
+            key, tab, _ = row.partition(b"\t")
+            if tab:
+                try:
+                    out[key.decode("utf-8")] = None
+                except UnicodeDecodeError:
+                    continue
+        return list(out)
+
+
+def _parse_entry(doc: bytes) -> Entry | None:
+    try:
+        return _entry(json.loads(doc))
+    except (ValueError, KeyError, TypeError):  # a damaged row costs that entry
+        return None
 
 
 def shard_of(key: str, shards: int) -> int:

@@ -7,7 +7,8 @@ is used where it is installed, with its compiled database cached beside the libr
 pure-Python fallback searches each literal with ``bytes.find`` (C speed per literal), skipping
 literals absent from the block: correct everywhere, only slower. A block under SMALL_BLOCK (a short
 log, a diagnosis' texts for masking) is searched that way too, so a short input never pays for
-importing Hyperscan and loading its database (both give the same occurrences).
+importing Hyperscan and loading its database, until the short blocks searched so have cost about
+what that does (both give the same occurrences).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import threading
 from pathlib import Path
 
 SMALL_BLOCK = 16 * 1024  # 750 bytes.find calls on this much cost less than Hyperscan's import and load
+# bytes.find calls that cost what importing Hyperscan and loading a database do (~0.1 s here): short
+# blocks past it (masking a diagnosis' hundreds of texts, a find per literal each) go to the accelerator
+PYTHON_FINDS_BEFORE_LOAD = 100_000
 
 
 @functools.cache
@@ -65,7 +69,8 @@ class HyperscanPrefilter(Prefilter):
         super().__init__(literals, single_match)
         self._lengths = [len(lit) for lit in self.literals]
         self._cache_dir = cache_dir
-        self._db = None  # loaded or compiled at the first block of SMALL_BLOCK or more
+        self._db = None  # loaded or compiled at the first block of SMALL_BLOCK or more (or once small ones cost as much)
+        self._python_finds = 0  # bytes.find calls spent on small blocks so far
 
     def _load_or_compile(self, cache_dir: Path | None):
         _hs = _hyperscan()
@@ -95,12 +100,16 @@ class HyperscanPrefilter(Prefilter):
         return db
 
     def matches(self, block: bytes) -> list[tuple[int, int]]:
-        if self._db is None and len(block) >= SMALL_BLOCK:
-            try:
-                self._db = self._load_or_compile(self._cache_dir)
-            except Exception:  # an accelerator that fails to load or compile: the Python search from then on
-                self._db = False
-        if not self._db or len(block) < SMALL_BLOCK:
+        if self._db is None:
+            self._python_finds += len(self.literals)
+            # the accelerator from the first large block on, or once the short ones searched so far
+            # have cost what loading it does
+            if len(block) >= SMALL_BLOCK or self._python_finds >= PYTHON_FINDS_BEFORE_LOAD:
+                try:
+                    self._db = self._load_or_compile(self._cache_dir)
+                except Exception:  # an accelerator that fails to load or compile: the Python search from then on
+                    self._db = False
+        if not self._db:
             return super().matches(block)
         found: list[tuple[int, int]] = []
         lengths = self._lengths

@@ -11,11 +11,13 @@ found stays a function of the input:
   was on at least one line in ``FLOOD_SHARE`` of all (a loop printing one harmless line),
 - "finished" phrases once every rank of the source has said it finished, many times over.
 
-A phrase that leaves is skipped in the rest of the block and compiled out of the pre-filter at the
-next one.
+A phrase that leaves is skipped in the rest of the block, its matches are dropped from the next
+blocks', and it is compiled out of the pre-filter once dropping them has cost what a compile does.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from mltriage.engine.catalogue_lines import CATALOGUE_BUDGETS, CATALOGUE_MARKERS
 from mltriage.engine.launcher import SECTION_TRIGGERS
@@ -32,6 +34,9 @@ FLOOD_SHARE = 4
 FINISH_LITERALS = frozenset(MARKERS["finished"])
 FINISH_QUIET_LINES = 256  # finish lines in one input with no new rank among them
 FINISH_QUIET_LINES_ONE_RANK = 8  # ... in one rank's own file, whose first finish line is all it says
+# Phrases that left are dropped from the matches until this many of their occurrences have been:
+# then the pre-filter is compiled without them (a compile costs what dropping ~10^5 matches does)
+RECOMPILE_AFTER_HITS = 100_000
 
 
 def prefilter_for(library: Library) -> Prefilter:
@@ -74,6 +79,7 @@ class PrefilterBudget:
         # phrases dropped (flooded, or past their catalogue budget) since this pre-filter was compiled:
         # they leave it at the next block, and are skipped in what is left of this one
         self._gone_quiet_ids: set[int] = set()
+        self._skipped = 0  # occurrences of phrases that left, dropped from this pre-filter's matches
 
     def begin_source(self, one_rank: bool) -> None:
         """A new source: its finish lines are counted afresh (one rank's own file says it once)."""
@@ -81,17 +87,26 @@ class PrefilterBudget:
         self._finish_new_at = 0  # ... when the last one came from a rank not yet finished
         self._quiet_after = FINISH_QUIET_LINES_ONE_RANK if one_rank else FINISH_QUIET_LINES
 
-    def scan(self, block: bytes) -> tuple[list[int], list[int]]:
+    def scan(self, block: bytes) -> tuple[Sequence[int], Sequence[int]]:
         """Every occurrence of a phrase still in the budget: (start offsets, literal indices), by offset."""
-        if self._saturated - self._dropped:
-            # compiling a pre-filter costs milliseconds; reporting a channel line per peer and channel
-            # of every NCCL communicator in a long log costs far more
+        if self._saturated - self._dropped and self._skipped >= RECOMPILE_AFTER_HITS:
+            # compiling a pre-filter costs a tenth of a second here; reporting a channel line per peer
+            # and channel of every NCCL communicator in a long log costs far more
             self._use(make_prefilter([lit for lit in self.text if lit not in self._saturated], None))
         found = self._prefilter.matches(block)
+        left = self._saturated - self._dropped
+        if left:  # phrases that left since this pre-filter was compiled: their occurrences are dropped
+            gone = {self._id_of[lit] for lit in left}
+            kept = [hit for hit in found if hit[1] not in gone]
+            self._skipped += len(found) - len(kept)
+            found = kept
         if self._finished_quiet():
             # this input's ranks have all said they finished, many times over: nothing new in those lines
             found = [hit for hit in found if hit[1] not in self._finish_ids]
-        return [offset for offset, _ in found], [n for _, n in found]
+        if not found:
+            return [], []
+        starts, ids = zip(*found)
+        return starts, ids
 
     def _finished_quiet(self) -> bool:
         return self._finish_lines - self._finish_new_at >= self._quiet_after
@@ -121,6 +136,8 @@ class PrefilterBudget:
 
     def note_markers(self, ids: set[int], run: RunFacts) -> None:
         """Run-description markers on a line: those the run facts have heard enough of leave."""
+        if ids.isdisjoint(self.marker_only):
+            return
         for n in ids & self.marker_only:
             if run.saturated(self.text[n]):
                 self._saturated.add(self.text[n])

@@ -18,7 +18,7 @@ from mltriage.numbers import parse_float, parse_int
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class LineContext:
     message: str
     offset: int  # where the message starts in the cleaned line
@@ -59,72 +59,87 @@ _KV = re.compile(r"(rank|pid|ip|node)=([\w.:-]+)")
 _TP_RANK = re.compile(r"(?:^|[_ ])TP(\d+)\b")  # vLLM: (Worker_TP1 pid=..), (VllmWorker TP1 pid=..)
 
 
+MEMO_LINE = 512  # lines this long or shorter are parsed once (ranks repeat their lines, prefixes and all)
+MAX_MEMO = 16_384  # lines remembered; past it the memo starts afresh (what it holds never changes an answer)
+_memo: dict[str, LineContext] = {}
+
+
 def parse_prefixes(line: str) -> LineContext:
-    ctx = LineContext(message=line, offset=0)
+    """What the prefixes of ``line`` say (a function of the text alone: the same line, the same value)."""
+    ctx = _memo.get(line)
+    if ctx is None:
+        ctx = _parse(line)
+        if len(line) <= MEMO_LINE:
+            if len(_memo) >= MAX_MEMO:
+                _memo.clear()
+            _memo[line] = ctx
+    return ctx
+
+
+def _parse(line: str) -> LineContext:
+    fields: dict[str, object] = {}
     pos = 0
     for _ in range(8):  # prefixes stack, but never this deep in real logs
         m = _PREFIX.match(line, pos)
         if not m or m.end() == pos:
             break
-        _apply(ctx, m)
+        _apply(fields, m)
         pos = m.end()
-    ctx.offset = pos
-    ctx.message = line[pos:]
-    return ctx
+    return LineContext(line[pos:], pos, **fields)
 
 
-def _apply(ctx: LineContext, m: re.Match[str]) -> None:
+def _apply(ctx: dict[str, object], m: re.Match[str]) -> None:
     g = m.group  # (by name: a dict of all 33 groups per prefix cost more than the rest of the parse)
     if g("rank_a") is not None:
-        ctx.rank = parse_int(g("rank_a"))
+        ctx["rank"] = parse_int(g("rank_a"))
     elif g("role_rank") is not None:
         # torchrun's tee prefix carries the global rank of the worker after the role name
-        if ctx.rank is None:
-            ctx.rank = parse_int(g("role_rank"))
+        if ctx.get("rank") is None:
+            ctx["rank"] = parse_int(g("role_rank"))
     elif g("mpi_rank") is not None:
-        ctx.rank = parse_int(g("mpi_rank"))
+        ctx["rank"] = parse_int(g("mpi_rank"))
     elif g("srun_rank") is not None:
-        if ctx.rank is None:
-            ctx.rank = parse_int(g("srun_rank"))
+        if ctx.get("rank") is None:
+            ctx["rank"] = parse_int(g("srun_rank"))
     elif g("ray_kv") is not None:
         for key, value in _KV.findall(g("ray_kv")):
             number = parse_int(value)
             if key == "rank" and number is not None:
-                ctx.rank = number
+                ctx["rank"] = number
             elif key == "pid" and number is not None:
-                ctx.pid = number
+                ctx["pid"] = number
             elif key in ("ip", "node"):
-                ctx.host = value
+                ctx["host"] = value
         tp = _TP_RANK.search(g("ray_tag") or "")
-        if tp and ctx.rank is None:
-            ctx.rank = parse_int(tp.group(1))
+        if tp and ctx.get("rank") is None:
+            ctx["rank"] = parse_int(tp.group(1))
     elif g("nccl_host") is not None:
-        ctx.host = g("nccl_host")
-        ctx.pid = parse_int(g("nccl_pid"))
-        ctx.device = parse_int(g("nccl_dev"))
+        ctx["host"] = g("nccl_host")
+        ctx["pid"] = parse_int(g("nccl_pid"))
+        ctx["device"] = parse_int(g("nccl_dev"))
     elif g("iso") is not None:
-        ctx.timestamp = _epoch(g("date"), g("time"), g("frac"))
-        ctx.clock = "wall"
+        ctx["timestamp"] = _epoch(g("date"), g("time"), g("frac"))
+        ctx["clock"] = "wall"
     elif g("glog") is not None:
         md = g("glog_md")
-        ctx.timestamp = _epoch(f"1970-{md[:2]}-{md[2:]}", g("glog_time"), g("glog_frac"))
-        ctx.clock = "time"
-        ctx.pid = parse_int(g("glog_pid"))
+        ctx["timestamp"] = _epoch(f"1970-{md[:2]}-{md[2:]}", g("glog_time"), g("glog_frac"))
+        ctx["clock"] = "time"
+        ctx["pid"] = parse_int(g("glog_pid"))
     elif g("vllm") is not None:
-        ctx.level = g("vllm_level").lower()
+        ctx["level"] = g("vllm_level").lower()
         md = g("vllm_md")
-        ctx.timestamp = _epoch(f"1970-{md}", g("vllm_time"), None)
-        ctx.clock = "time"
+        ctx["timestamp"] = _epoch(f"1970-{md}", g("vllm_time"), None)
+        ctx["clock"] = "time"
     elif g("dmesg_ctime") is not None:
         month = _MONTHS.get(g("dm_mon"), 1)
-        ctx.timestamp = _epoch(f"{g('dm_year')}-{month:02d}-{parse_int(g('dm_day')):02d}", g("dm_time"), None)
-        ctx.clock = "wall"
+        ctx["timestamp"] = _epoch(f"{g('dm_year')}-{month:02d}-{parse_int(g('dm_day')):02d}", g("dm_time"), None)
+        ctx["clock"] = "wall"
     elif g("level") is not None:
         word = g("level_word").lower()
-        ctx.level = "warning" if word.startswith("warn") else word
+        ctx["level"] = "warning" if word.startswith("warn") else word
     elif g("uptime") is not None:
-        ctx.timestamp = parse_float(g("uptime"))
-        ctx.clock = "uptime"
+        ctx["timestamp"] = parse_float(g("uptime"))
+        ctx["clock"] = "uptime"
 
 
 def _epoch(date: str, time: str, frac: str | None) -> float | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mltriage.engine import linear_regex
@@ -23,7 +24,7 @@ from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, ERROR_MARKERS, VE
 from mltriage.engine.hit_store import HitStore
 from mltriage.engine.matcher import Matcher
 from mltriage.engine.prefilter_budget import FINISH_LITERALS, PrefilterBudget
-from mltriage.engine.prefixes import LineContext, parse_prefixes
+from mltriage.engine.prefixes import MEMO_LINE, LineContext, parse_prefixes
 from mltriage.engine.reader import Source, clean_line
 from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, note_markers, read_tail
 from mltriage.engine.torchrun_reader import SummaryLine, TorchrunReader
@@ -43,8 +44,8 @@ from mltriage.engine.tracebacks import (
 )
 from mltriage.library import Library
 from mltriage.masking import clip
-from mltriage.symptoms.observe import LOOKAHEAD_BYTES, Observations
-from mltriage.symptoms.vocabulary import SPANNING_LITERALS, SYMPTOM_LITERALS
+from mltriage.symptoms.observe import LOOKAHEAD_BYTES, Observations, wordings_of
+from mltriage.symptoms.vocabulary import SPANNING_LITERALS, SYMPTOM_LITERALS, Wording
 
 MAX_LINE_FOR_MATCHING = 16 * 1024  # a longer line is matched in a window around its trigger
 WINDOW = 8 * 1024  # each side of the trigger: wider than any signature pattern's reach
@@ -59,6 +60,7 @@ _FRAME_ONLY = frozenset({FRAME_MARKER})
 _STRUCTURE_MARKERS = (*CHAIN_MARKERS, IGNORED_MARKER, LAST_ERROR_MARKER)  # lines the traceback tracker reads
 _MARKER_SET = frozenset(MARKER_LITERALS)
 MAX_PLANS = 65_536  # distinct sets of literals remembered (a real log shows a few hundred)
+MAX_TEXTS = 8_192  # distinct short lines whose cleaned text is remembered (at most ~8 MB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +68,8 @@ class _Plan:
     """What the pre-filter's literals on a line ask of ``_match``: a function of the set alone, so it
     is decided once per distinct set (lines repeat their sets), not once per line."""
 
-    symptoms: frozenset[str]  # the symptom literals among them
+    wordings: tuple[Wording, ...]  # the symptom wordings their symptom literals name
+    spanning: bool  # ... one of which reads the lines below
     markers: bool  # a run-description marker
     finish: bool  # a "finished" phrase
     catalogue: bool  # a phrase that offers the line to the catalogue
@@ -75,8 +78,9 @@ class _Plan:
 
     @classmethod
     def of(cls, present: frozenset[str]) -> _Plan:
-        return cls(present & SYMPTOM_LITERALS, not present.isdisjoint(_MARKER_SET), not present.isdisjoint(FINISH_LITERALS),
-                   not present.isdisjoint(CATALOGUE_MARKERS), not present.isdisjoint(ERROR_MARKERS),
+        symptoms = present & SYMPTOM_LITERALS
+        return cls(wordings_of(symptoms), not symptoms.isdisjoint(SPANNING_LITERALS), not present.isdisjoint(_MARKER_SET),
+                   not present.isdisjoint(FINISH_LITERALS), not present.isdisjoint(CATALOGUE_MARKERS), not present.isdisjoint(ERROR_MARKERS),
                    not present.isdisjoint(VERSION_MARKERS))
 
 
@@ -102,6 +106,7 @@ class Scanner:
         self._line_end = 0
         self.catalogue_lines = CatalogueLines()  # error/warning lines for the catalogue to name
         self._plans: dict[frozenset[str], _Plan] = {}
+        self._texts: dict[bytes, str] = {}  # a short line's bytes -> its cleaned text
         self._reset_source(None)
 
     # -- per source state -------------------------------------------------------------------
@@ -221,7 +226,7 @@ class Scanner:
         self._ended_without_newline = not block.endswith(b"\n")
         self._keep_tail(block)
 
-    def _match_field(self, block: bytes, start: int, end: int, literal_ids: list[int], starts: list[int], i: int,
+    def _match_field(self, block: bytes, start: int, end: int, literal_ids: Sequence[int], starts: Sequence[int], i: int,
                      line_no: int) -> None:
         """Match a torchrun field line that holds a trigger phrase (`exitcode  : -9 (pid: 10000)`,
         printable ASCII, just read into the current entry): it speaks for that entry's worker, and an
@@ -239,7 +244,9 @@ class Scanner:
         self._tail = (self._tail + block)[-TAIL_BYTES:] if len(block) < TAIL_BYTES else block[-TAIL_BYTES:]
 
     @staticmethod
-    def _ids_between(literal_ids: list[int], starts: list[int], i: int, end: int) -> set[int]:
+    def _ids_between(literal_ids: Sequence[int], starts: Sequence[int], i: int, end: int) -> set[int]:
+        if i + 1 == len(starts) or starts[i + 1] >= end:  # (most lines hold one occurrence)
+            return {literal_ids[i]}
         return set(literal_ids[i:bisect_left(starts, end, i)])
 
     def _line_text(self, block: bytes, start: int, end: int, anchor: int) -> str:
@@ -247,7 +254,15 @@ class Scanner:
         if self._windowed:
             # columns of a match are then relative to this window, not to the whole line
             return clean_line(block[max(start, anchor - WINDOW) : min(end, anchor + WINDOW)])
-        return clean_line(block[start:end])
+        raw = block[start:end]
+        if end - start > MEMO_LINE:
+            return clean_line(raw)
+        text = self._texts.get(raw)
+        if text is None:  # (a function of the bytes alone: ranks and loops print the same lines)
+            text = clean_line(raw)
+            if len(self._texts) < MAX_TEXTS:
+                self._texts[raw] = text
+        return text
 
     def _stream(self, ctx: LineContext) -> StreamKey:
         rank = ctx.rank if ctx.rank is not None else self.source.rank
@@ -351,8 +366,8 @@ class Scanner:
                 plan = _Plan.of(present)
                 if len(self._plans) < MAX_PLANS:
                     self._plans[present] = plan
-            if plan.symptoms:
-                self._observe(plan.symptoms, text, ctx, stream, line_no)
+            if plan.wordings:
+                self._observe(plan, text, ctx, stream, line_no)
         lead = message.lstrip() if message[:1].isspace() else message
         if lead.startswith(_STRUCTURE_MARKERS):
             if lead.startswith(CHAIN_MARKERS):
@@ -378,9 +393,9 @@ class Scanner:
             self.budget.spend_catalogue(present)
         self.matcher.match(text, ctx, stream, line_no, present, self._windowed, requires_only, structural)
 
-    def _observe(self, literals: frozenset[str], text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
+    def _observe(self, plan: _Plan, text: str, ctx: LineContext, stream: StreamKey, line_no: int) -> None:
         ahead = None
-        if not literals.isdisjoint(SPANNING_LITERALS):  # only these read the lines below (a tensor, a matrix)
+        if plan.spanning:  # only these read the lines below (a tensor, a matrix)
             block, end = self._block, self._line_end
             ahead = block[end + 1:end + 1 + LOOKAHEAD_BYTES]
-        self.observations.line(literals, ctx.message, text, self.source.name, line_no, stream[1], ahead)
+        self.observations.line(plan.wordings, ctx.message, text, self.source.name, line_no, stream[1], ahead)

@@ -112,6 +112,8 @@ def parse_pasted_matrices(text: str) -> PastedTopology | None:
 
 def _parse_topo(lines: list[str], topo: PastedTopology) -> bool:
     for h, line in enumerate(lines):
+        if "GPU0" not in line:  # (the header names GPU0: most lines of a log are skipped without a regex)
+            continue
         cols = re.findall(r"\b((?:GPU|NIC)\d+)\b", line)
         # The header: device columns and nothing before them (rows start with their own label).
         if not cols or line.split()[0] != cols[0] or "GPU0" not in cols:
@@ -171,6 +173,9 @@ def _parse_bandwidth_test(lines: list[str], topo: PastedTopology) -> bool:
     i = 0
     while i < len(lines):
         line = lines[i]
+        if "P2P" not in line:  # (every title holds it: most lines of a log are skipped without a regex)
+            i += 1
+            continue
         bw, lat = BW_TITLE.match(line), LAT_TITLE.match(line)
         if CONN_TITLE.match(line):
             rows, i = _read_rows(lines, i + 2)

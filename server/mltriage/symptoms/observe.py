@@ -21,6 +21,7 @@ SATURATED = 512  # past this many of one (symptom, input), a line is counted wit
 MAX_TENSORS = 256
 MAX_MATRICES = 32  # p2pBandwidthLatencyTest matrices kept (each with the lines below its title)
 LOOKAHEAD_BYTES = 16 * 1024
+MEMO_SUBJECT = 512  # subjects this long or shorter are searched once per wording and diagnosis
 MAX_KEYS = 16_384  # (symptom, input) pairs kept: a directory of 100,000 rank logs keeps counts only past it
 IMPORTER_REACH = 12  # lines from a traceback's innermost package frame to its exception (IPython lists 5-7 lines of code between)
 
@@ -55,6 +56,15 @@ _DUMP_FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,7}
                          r'|^\s{2,8}(?P<function2>[\w<>.]{1,100}) \((?P<file2>[^():\n]{1,300}):(?P<line2>\d{1,7})\)')
 
 
+def wordings_of(present: frozenset[str]) -> tuple[Wording, ...]:
+    """The wordings of the symptom literals ``present``, each once, in the order they are tried."""
+    tried: dict[int, Wording] = {}
+    for literal in present:
+        for wording in BY_LITERAL.get(literal, ()):
+            tried.setdefault(id(wording), wording)
+    return tuple(tried.values())
+
+
 class Observations:
     """Everything observed in one diagnosis, bounded."""
 
@@ -75,25 +85,22 @@ class Observations:
         self.pending: list[tuple[str, tuple, bytes]] = []
         # each input's last frame inside an installed package: who made a failed import, where an exception was raised
         self._last_frame: dict[str, tuple[int, dict[str, object]]] = {}
+        self._searched: dict[tuple[int, str], tuple[int, dict[str, object]] | None] = {}  # (wording, subject) -> _search
 
     # -- capture ------------------------------------------------------------------------------------
-    def line(self, present: frozenset[str], message: str, text: str, source: str, line: int, rank: int | None,
+    def line(self, wordings: tuple[Wording, ...], message: str, text: str, source: str, line: int, rank: int | None,
              ahead: bytes | None) -> None:
-        """Match the wordings of the symptom literals ``present`` on this line. ``ahead``: the bytes
-        that follow the line in its block (for the symptoms that span lines)."""
-        tried: set[int] = set()
+        """Match ``wordings`` (``wordings_of`` the line's symptom literals) on this line; a fallback wording
+        only where no other wording of its symptom matched and the line is not below error level. ``ahead``:
+        the bytes that follow the line in its block (for the symptoms that span lines)."""
         fallbacks: list[Wording] = []
         matched: set[Symptom] = set()
-        for literal in present:
-            for wording in BY_LITERAL.get(literal, ()):
-                if id(wording) in tried:
-                    continue
-                tried.add(id(wording))
-                if wording.fallback:
-                    fallbacks.append(wording)
-                elif self._try(wording, message, text, source, line, rank, ahead):
-                    matched.add(wording.symptom)
-        if fallbacks and BELOW_ERROR_LEVEL.match(text):
+        for wording in wordings:
+            if wording.fallback:
+                fallbacks.append(wording)
+            elif self._try(wording, message, text, source, line, rank, ahead):
+                matched.add(wording.symptom)
+        if not fallbacks or BELOW_ERROR_LEVEL.match(text):
             return
         for wording in fallbacks:
             if wording.symptom not in matched and self._try(wording, message, text, source, line, rank, ahead):
@@ -109,15 +116,13 @@ class Observations:
         subject = text if wording.whole_line else message
         if wording.symptom is Symptom.PROGRESS_BAR:  # a bar redrawn with \r: its last state is what it had reached
             subject = subject.rstrip("\r").rsplit("\r", 1)[-1]
-        # no time limit (output is a function of the input): the wordings are linear (tests/test_regex_shape.py)
-        # and each searches at most MATCH_CHARS characters
-        m = wording.compiled.search(subject[:MATCH_CHARS])
-        if m is None:
+        found = self._search(wording, subject[:MATCH_CHARS])
+        if found is None:
             return False
-        facts = wording.facts_of(m)
+        start, facts = found[0], dict(found[1])  # (a copy: the facts below are added to this line's own)
         if wording.symptom is Symptom.TENSOR_PRINTED:
-            args = (message[m.start():], source, line, rank, text)
-            if ahead is not None and len(ahead) < LOOKAHEAD_BYTES and ")" not in message[m.start():]:
+            args = (message[start:], source, line, rank, text)
+            if ahead is not None and len(ahead) < LOOKAHEAD_BYTES and ")" not in message[start:]:
                 self.pending.append(("tensor", args, ahead))  # the repr may go on in the next block
             else:
                 self._tensor(*args, ahead)
@@ -143,6 +148,20 @@ class Observations:
                         "model_type": facts.get("key"), "transformers_before": "4.37", "form": "config-mapping-key-error"}))
         self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
         return True
+
+    def _search(self, wording: Wording, subject: str) -> tuple[int, dict[str, object]] | None:
+        """Where ``wording`` matches ``subject`` and the facts it captures (None: no match). A function
+        of the two alone, so a short subject is searched once: ranks and loops print the same lines."""
+        key = (id(wording), subject) if len(subject) <= MEMO_SUBJECT else None
+        if key is not None and key in self._searched:
+            return self._searched[key]
+        # no time limit (output is a function of the input): the wordings are linear (tests/test_regex_shape.py)
+        # and each searches at most MATCH_CHARS characters
+        m = wording.compiled.search(subject)
+        found = None if m is None else (m.start(), wording.facts_of(m))
+        if key is not None and len(self._searched) < MAX_KEYS:
+            self._searched[key] = found
+        return found
 
     def add(self, obs: Observation) -> None:
         key = (obs.symptom, obs.source)
