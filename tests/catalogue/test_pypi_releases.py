@@ -119,9 +119,9 @@ def test_a_git_projects_c_sources_are_read_where_it_names_them(mirror):
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "GIT_COMMITTER_DATE": "2025-06-01T00:00:00"}
     for args in (("add", "-A"), ("commit", "-qm", "ops"), ("tag", "v1.2.0")):
-        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True, env=env)
-    subprocess.run(["git", f"--git-dir={sources.MIRRORS / 'o+pkg' / 'repo'}", "fetch", "-q", "origin", "+refs/*:refs/*"],
-                   check=True, capture_output=True)
+        procs.run(["git", *args], cwd=work, check=True, capture_output=True, env=env)
+    procs.run(["git", f"--git-dir={sources.MIRRORS / 'o+pkg' / 'repo'}", "fetch", "-q", "origin", "+refs/*:refs/*"],
+              check=True, capture_output=True)
     project = GitProject("pkg", "o/pkg", ("src/pkg",), r"v(\d+\.\d+\.\d+)", pypi=(PypiRelease("1.3.0", "2026-01-01", "sdist"),),
                          package="pkg", c_roots=("csrc/",), c_project="pytorch")
     for rel in ("csrc/op.cpp", "tests/bench.cpp", "src/pkg/core.py"):  # what an sdist's fetch may have kept before

@@ -24,7 +24,7 @@ def test_regenerating_a_project_reproduces_its_shipped_data_byte_for_byte():
     # accelerate 1.15.0 is not tagged in the mirror: its wheel must be in the download cache (`--check --fetch accelerate`
     # fills it once); tests never go to the network, so where it is not cached the check says so and the test skips
     done = procs.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "accelerate"],
-                          capture_output=True, text=True, cwd=ROOT,
+                     capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, timeout=600)
     if done.returncode == 2:
         pytest.skip("a release's source is not cached here: " + (done.stderr or done.stdout).strip()[-300:])
@@ -35,9 +35,9 @@ def test_regenerating_a_project_reproduces_its_shipped_data_byte_for_byte():
 @pytest.mark.skipif(not (MIRRORS / "NVIDIA+nccl" / "repo").is_dir(), reason="no NVIDIA/nccl mirror")
 def test_regenerating_nccl_from_its_mirror_reproduces_its_shipped_data_byte_for_byte():
     pytest.importorskip("tree_sitter_cpp")  # the 'catalogue' extra
-    done = subprocess.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "nccl"],
-                          capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, timeout=900)
+    done = procs.run([sys.executable, "-m", "mltriage.catalogue.generate", "--check", "nccl"],
+                     capture_output=True, text=True, cwd=ROOT,
+                     env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, timeout=900)
     assert done.returncode == 0 and done.stdout.strip().endswith("identical"), done.stdout[-2000:] + done.stderr[-2000:]
 
 
