@@ -119,7 +119,7 @@ class Matcher(_Strict):
 
 
 # What a cause can ask of the run model: the names the causes stage registers (mltriage.causes.conditions)
-Condition = Literal[tuple(CONDITIONS)]  # type: ignore[valid-type]
+Condition = Literal[tuple(sorted(CONDITIONS))]  # type: ignore[valid-type]  (sorted: moving a condition between modules changes no schema)
 # the names come from their owners: the run model's enums and the vocabulary
 StopKindName = Literal[tuple(k.value for k in StopKind)]  # type: ignore[valid-type]
 PhaseName = Literal[tuple(p.label for p in Phase)]  # type: ignore[valid-type]

@@ -8,21 +8,11 @@ from mltriage.run_model.model import RunModel, package_key
 from mltriage.symptoms.observe import Observations
 from mltriage.symptoms.vocabulary import Symptom
 
-@condition("import-from-installed-package", "a failed import names an installed package (dotted module, site-packages path, another package's frame)")
-def _import_from_installed_package_cond(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
-    return _import_from_installed_package(run, observations)
-
-
 @condition("requirement-raised", "a library raised because an installed version fails its stated requirement (transformers' require_version)")
 def _requirement_raised(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     obs = next((o for o in observations.of(Symptom.REQUIREMENT_UNMET) if o.facts.get("form") == "raised"), None)
     return Judged(obs is not None, [f"{obs.facts.get('package')} {obs.facts.get('version')} fails the requirement "
                                      f"{obs.facts.get('requirement')} (line {obs.line})"] if obs else [])
-
-
-@condition("transformers-older-than-model", "transformers did not know a model type (notes the version the log lists against the form it raised)")
-def _transformers_older(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
-    return _transformers_older_than_model(run, observations)
 
 
 @condition("waiting-on-build-lock", "a process waits in torch.utils.file_baton FileBaton.wait (a frame, a py-spy line, its warning)")
@@ -43,7 +33,8 @@ def _deepspeed_config_model(run: RunModel, findings: list[Finding], observations
     return Judged(obs is not None, [f"pydantic rejected DeepSpeed's {obs.facts['model']} (line {obs.line})"] if obs else [])
 
 
-def _import_from_installed_package(run: RunModel, observations: Observations) -> Judged:
+@condition("import-from-installed-package", "a failed import names an installed package (dotted module, site-packages path, another package's frame)")
+def _import_from_installed_package(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     """A failed import that names an installed package: two installed packages (or the code and a
     package) are at versions that do not fit. CPython only says ``No module named 'a.b'`` once ``a``
     imported, so a dotted name always counts; a missing name or module attribute counts when another
@@ -82,7 +73,8 @@ def _import_from_installed_package(run: RunModel, observations: Observations) ->
     return Judged(False, [])
 
 
-def _transformers_older_than_model(run: RunModel, observations: Observations) -> Judged:
+@condition("transformers-older-than-model", "transformers did not know a model type (notes the version the log lists against the form it raised)")
+def _transformers_older_than_model(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     """transformers did not know the model type: the release that ran is older than the model. Its
     KeyError form comes only from releases before 4.37, so a newer version in the log's package list
     means the job ran another environment than the one listed."""
