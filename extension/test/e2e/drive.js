@@ -33,14 +33,26 @@ async function command(page, title) {
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
+// Quick Open lists recently opened files before it applies the filter: Enter on the first row can open
+// the previous file. Wait until the highlighted row is the one asked for; a person would look too.
 async function openFile(page, name) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(name) }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('.tabs-container .tab.active', { hasText: path.basename(name) }).waitFor();
+  const base = path.basename(name);
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(name);
+    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: base }).first().waitFor();
+    await page.keyboard.press('Enter');
+    try {
+      await page.locator('.tabs-container .tab.active', { hasText: base }).waitFor({ timeout: 15000 });
+      return;
+    } catch (e) {
+      if (attempt >= 3) { await page.screenshot({ path: path.join(SHOTS, 'open-file-fail.png') }); throw e; }
+      log(`open ${base}: not the active tab yet (try ${attempt}), again`);
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 async function goToLine(page, line) { // 1-based
