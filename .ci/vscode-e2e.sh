@@ -67,6 +67,9 @@ make_ws() {
   cp "$REPO/corpus/healthy/nvidia-smi-h200x2/nvidia-smi-topo-m.log" "$WS/logs/" # a topology pasted in a log: the GPU matrix
 }
 make_ws
+# the user settings a fresh profile has; written again before the UI run, because the integration tests
+# change files.autoSave through the settings API and it persists in this file
+write_settings() {
 mkdir -p "$RUN/ud/User"
 cat > "$RUN/ud/User/settings.json" <<'JSON'
 { "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false,
@@ -75,6 +78,8 @@ cat > "$RUN/ud/User/settings.json" <<'JSON'
   "terminal.integrated.enablePersistentSessions": false, "terminal.integrated.defaultProfile.linux": "bash",
   "workbench.tips.enabled": false, "git.openRepositoryInParentFolders": "never", "editor.hover.delay": 300 }
 JSON
+}
+write_settings
 "$CS" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/exts" --install-extension "$VSIX" 2>&1 | tail -1
 
 # 5. code-server runs in its own process group: its ptyHost/fileWatcher children outlive the main PID
@@ -106,6 +111,7 @@ fi
 
 ts "UI end-to-end (installed .vsix)"
 make_ws
+write_settings
 start_cs
 PORT=$PORT WS=$WS SHOTS=$RUN/shots TIMINGS=$RUN/timings.json node extension/test/e2e/drive.js || status=1
 stop_cs
