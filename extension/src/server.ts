@@ -5,7 +5,7 @@ import * as path from 'path';
 import * as readline from 'readline';
 import type { Readable } from 'stream';
 import {
-  CloseAction, CloseHandlerResult, ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions, State,
+  CloseAction, CloseHandlerResult, ErrorAction, ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from 'vscode-languageclient/node';
 import { findInterpreter, readPythonFacts, versionProblem } from './python';
 
@@ -115,7 +115,10 @@ export class ServerManager implements vscode.Disposable {
     let restarts: ErrorHandler | undefined; // the library's own policy, made once the client exists
     const policy = () => (restarts ??= client.createDefaultErrorHandler(RESTART_LIMIT));
     clientOptions.errorHandler = {
-      error: (error, message, count) => policy().error(error, message, count),
+      // A write to a server that just died fails (EPIPE) before its close is seen; the stream's own error
+      // comes without a count, and the library's policy shuts the client down on it, so the close that
+      // follows is never offered a restart. Such an error waits for the close, which decides.
+      error: (error, message, count) => (count === undefined ? { action: ErrorAction.Continue } : policy().error(error, message, count)),
       closed: async (): Promise<CloseHandlerResult> => {
         const decided = await policy().closed();
         const restart = decided.action === CloseAction.Restart;
