@@ -19,6 +19,7 @@ from mltriage.engine.scanner import Scanner
 from mltriage.library import load_library
 from mltriage.run_model import Interconnect, Phase, StopKind
 from mltriage.symptoms import Symptom, Transport, WORDINGS
+from mltriage.symptoms.vocabulary import NcclResult
 import procs
 from observing import facts_observed, observe as _observe, sources_by_symptom
 
@@ -108,6 +109,29 @@ WORDS = [
      "NVIDIA/nccl v2.27.3-1 src/transport/shm.cc cuMem path", {}),
     (Symptom.SHM_CUDA_FAILURE, "node01:774:854 [0] transport/shm.cc:347 NCCL WARN Cuda failure 'invalid resource handle'",
      "NVIDIA/nccl v2.23.4-1 src/transport/shm.cc cuMem import", {}),
+    (Symptom.SHM_CUDA_FAILURE, "node07:2281:2390 [3] misc/shmutils.cc:128 NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl- (size 0), error: No such file or directory (2)",
+     "NVIDIA/nccl v2.26.3-1 src/misc/shmutils.cc:128 with a peer's cuMem descriptor read as a legacy one", {"shm_path": "/dev/shm/nccl-"}),
+    (Symptom.NCCL_ERROR, "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:272, unhandled system error, NCCL version 2.4.8",
+     "pytorch/pytorch 1.1 ProcessGroupNCCL.cpp C10D_NCCL_CHECK with NVIDIA/nccl v2.4.8-1 ncclGetErrorString",
+     {"result": NcclResult.SYSTEM, "line": 272, "file": "/pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp"}),
+    (Symptom.NCCL_ERROR, "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+     "vllm-project/vllm pynccl_wrapper.py NCCL_CHECK with NVIDIA/nccl 2.18+ ncclGetErrorString", {"result": NcclResult.CUDA}),
+    (Symptom.NCCL_ERROR, "dgx-04: Test NCCL failure common.cu:892 'remote process exited or there was a network error'",
+     "NVIDIA/nccl-tests v2.13.9 src/common.h NCCLCHECK with NVIDIA/nccl 2.13+ ncclGetErrorString", {"result": NcclResult.REMOTE, "line": 892}),
+    (Symptom.NCCL_ERROR, "cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error",
+     "cupy/cupy cupy_backends/cuda/libs/nccl.pyx NcclError", {"result": NcclResult.SYSTEM}),
+    (Symptom.NCCL_ERROR, "RuntimeError: NCCL Error 1: unhandled cuda error", "pytorch/pytorch torch/csrc/cuda/nccl.cpp throw_nccl_error",
+     {"result": NcclResult.CUDA}),
+    (Symptom.NCCL_ERROR, "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled system error",
+     "horovod/horovod horovod/common/ops/nccl_operations.cc \" failed: \" + ncclGetErrorString", {"result": NcclResult.SYSTEM}),
+    (Symptom.PARALLEL_SIZE, "INFO 03-01 10:00:00 llm_engine.py:87] Initializing an LLM engine with config: model='m', tokenizer='m', "
+     "tensor_parallel_size=2, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, seed=0)",
+     "vllm 0.4 vllm/engine/llm_engine.py LLMEngine.__init__ logger.info", {"count": 2, "setting": "tensor_parallel_size"}),
+    (Symptom.PARALLEL_SIZE, "$ vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --port 8000",
+     "vllm-project/vllm vllm/engine/arg_utils.py --tensor-parallel-size", {"count": 4}),
+    (Symptom.PARALLEL_SIZE, "torchrun --nproc_per_node=8 train.py --bf16", "pytorch/pytorch torch/distributed/run.py --nproc_per_node", {"count": 8}),
+    (Symptom.PARALLEL_SIZE, "  nproc_per_node           : 2", "pytorch/pytorch 2.13.0 torch/distributed/launcher/api.py launch config dump",
+     {"count": 2, "setting": "nproc_per_node"}),
     (Symptom.PEERS_WAITING, "(VllmWorkerProcess pid=161) WARNING 01-02 10:02:42 shm_broadcast.py:386] No available block found in 60 second.",
      "vllm-project/vllm 0.6.x shm_broadcast.py", {"seconds": 60}),
     (Symptom.PEERS_WAITING, "(EngineCore_0 pid=812) INFO 01-02 10:02:42 [shm_broadcast.py:501] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).",
@@ -149,6 +173,7 @@ WORDS = [
     (Symptom.COLLECTIVE_TIMEOUT, "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:565 (most recent call first):",
      "pytorch 2.1 c10::Error backtrace header", {}),
     (Symptom.HANG_NOTED, "<hangs here>", "the note style of users' pastes in NVIDIA/nccl issues", {}),
+    (Symptom.HANG_NOTED, "The training is stuck here forever", "the prose of users' notes in pasted logs of pytorch/pytorch forum threads", {}),
     (Symptom.HANG_NOTED, "... stuck here forever", "the note style of users' pastes in pytorch/pytorch forum threads", {}),
     (Symptom.KILLED_BY_SIGNAL, "Killed", "recorded: corpus/cpu/shell_foreground_sigkill.log (interactive bash 5.2.15)", {}),
     (Symptom.KILLED_BY_SIGNAL, "zsh: killed     python train.py", "zsh Src/jobs.c printjob", {"command": "python train.py"}),
@@ -488,7 +513,9 @@ def test_a_timeout_after_the_loop_finished_and_one_at_start_up_are_told_apart():
     early = diagnose_text("[rank1]:[E1201 10:30:02.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation "
                           "timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600031 "
                           "milliseconds before timing out.\n")
-    assert early.findings[0].signature == "collective-timeout-at-start" and "SeqNum 2" in early.findings[0].title
+    # an early timeout with no rank shown busy: the transport that never delivered, or a late rank the log does not show
+    assert early.findings[0].signature == "collective-timeout-first-collectives" and "SeqNum 2" in early.findings[0].title
+    assert "NCCL_P2P_DISABLE" in early.findings[0].fix.env and "starting up" in early.findings[0].title
 
 
 def test_every_wording_compiles():

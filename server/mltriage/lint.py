@@ -163,7 +163,8 @@ def _check_samples(rule: Rule, sig: Signature, library: Library) -> list[str]:
             continue
         first = d.findings[0]
         same_role_first = next((f for f in d.findings if f.role == sig.role), None)
-        if first.signature != sig.id and not (sig.role != "root-cause" and same_role_first is mine[0]):
+        if first.signature != sig.id and not (sig.role != "root-cause" and same_role_first is mine[0]) \
+                and not _explained_by_cause(first.signature, sig.id, library):
             problems.append(f"{rule.path}: samples.positive[{i}]: fires, but ranks after {first.signature!r}")
         for name, expected in sample.facts.items():
             got = mine[0].facts.get(name)
@@ -174,6 +175,13 @@ def _check_samples(rule: Rule, sig: Signature, library: Library) -> list[str]:
         if any(f.signature == sig.id for f in d.findings):
             problems.append(f"{rule.path}: samples.negative[{i}]: fires the signature but must not")
     return problems
+
+
+def _explained_by_cause(first: str, signature: str, library: Library) -> bool:
+    """The finding ranked first is a cause that names this signature's finding as what it explains: the line
+    finding is then its evidence (an NCCL result code whose cause the run model ranks), not a finding outranked."""
+    rule = library.rules.get(first)
+    return bool(rule and rule.derived and rule.cause and signature in (rule.cause.get("explains") or []))
 
 
 def _check_trigger_alone(rule: Rule, library: Library) -> list[str]:

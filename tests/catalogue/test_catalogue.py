@@ -16,7 +16,7 @@ CATALOGUE = default_catalogue()
 pytestmark = pytest.mark.skipif(not CATALOGUE.available, reason="catalogue data not generated")
 
 # Rendered from the format strings of named releases (cited in each case), with values filled in.
-SHM_ATTACH = ("Error while attaching to shared memory segment /dev/shm/nccl-x (size 14156128), "
+SHM_ATTACH = ("Error while attaching to shared memory segment /dev/shm/nccl-Q2rTbW (size 14156128), "
               "error: No such file or directory (2)")  # NCCL v2.22.3-1 src/misc/shmutils.cc ncclShmOpen WARN
 GRAPH_CAPTURE = ("NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 "
                  "or if the installed CUDA driver < R465.")  # NCCL v2.15.5-1 src/misc/strongstream.cc WARN
@@ -46,7 +46,7 @@ def _names(entry: dict) -> set[str]:
 def test_search_finds_the_nccl_shm_message_with_its_sites_and_releases():
     entry = _first(SHM_ATTACH)
     assert entry["project"] == "nccl" and entry["kind"] == "warn"
-    assert entry["captured"]["shmPath"] == "/dev/shm/nccl-x" and entry["captured"]["shmSize"] == "14156128"
+    assert entry["captured"]["shmPath"] == "/dev/shm/nccl-Q2rTbW" and entry["captured"]["shmSize"] == "14156128"
     assert entry["present_in"].startswith("NCCL 2.22.3-1–")
     old = next(s for s in entry["sites"] if s["releases"][0] == "2.22.3-1")
     assert old["path"] == "src/misc/shmutils.cc" and old["function"] == "ncclShmOpen"

@@ -111,7 +111,7 @@ async def test_hover_on_a_catalogued_line_shows_its_source_site_and_releases(cli
     # NCCL v2.22.3-1 src/misc/shmutils.cc ncclShmOpen: WARN("Error while %s shared memory segment %s (size %ld), error: %s (%d)", ...)
     log = workspace / "catalogued.log"
     log.write_text("node1:100:100 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
-                   "/dev/shm/nccl-x (size 14156128), error: No such file or directory (2)\n")
+                   "/dev/shm/nccl-Q2rTbW (size 14156128), error: No such file or directory (2)\n")
     uri = open_document(client, log)
     diagnostics = await wait_for_diagnostics(client, uri)
     hover = await client.text_document_hover_async(

@@ -208,6 +208,8 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
         counts.append(observations.topology.gpus)
     described = observations.of(Symptom.GPUS_DESCRIBED)
     counts += [o.facts["count"] for o in described if isinstance(o.facts.get("count"), int)]  # type: ignore[misc]
+    # the run's own settings: a tensor-parallel size or a launcher's process count is that many GPUs (one per process)
+    counts += [o.facts["count"] for o in observations.of(Symptom.PARALLEL_SIZE) if isinstance(o.facts.get("count"), int)]  # type: ignore[misc]
     gpus.count = max(counts)
     described_nvlink = [o for o in described if NVLINK_GPU.search(str(o.facts.get("model", "")))]
     described_pcie = [o for o in described if PCIE_GPU.search(str(o.facts.get("model", "")))]

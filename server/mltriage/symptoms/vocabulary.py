@@ -26,6 +26,7 @@ class Symptom(StrEnum):
     COLLECTIVE_RESULT = "collective-result"  # a benchmark printed a result row: a collective completed
     # the machine
     GPUS_DESCRIBED = "gpus-described"  # a tool or the user says how many GPUs of which model (facts: count, model)
+    PARALLEL_SIZE = "parallel-size"  # the run's settings say how many GPU processes take part: TP/PP sizes, launcher process counts (facts: count, setting)
     NVLINK_ABSENT = "nvlink-absent"  # the GPUs have no NVLink between them: their traffic crosses PCIe
     # peer-to-peer
     PEER_ACCESS_UNSUPPORTED = "peer-access-unsupported"  # an API call failed because P2P is not possible
@@ -77,7 +78,9 @@ class Symptom(StrEnum):
     MULTI_NODE = "multi-node"  # a launcher, a command line or the user says the run spans nodes (facts: nodes)
     ROCE_LINK = "roce-link"  # an RDMA port whose link layer is Ethernet (RoCE): its GID index decides what the peer reaches
     NCCL_RESULT_UNKNOWN = "nccl-result-unknown"  # ncclGetErrorString did not know the code: caller and libnccl are different releases
-    SHM_CUDA_FAILURE = "shm-transport-cuda-failure"  # NCCL's shared-memory transport failed in a CUDA call (its cuMem host path)
+    # NCCL's shared-memory transport failed in its cuMem host path: a CUDA call, or a peer's cuMem descriptor read as a /dev/shm name
+    SHM_CUDA_FAILURE = "shm-transport-cuda-failure"
+    NCCL_ERROR = "nccl-error"  # a call into NCCL returned an error, in any carrier's words (facts: result, message, file, line)
     # the platform's services
     FABRIC_MANAGER_DOWN = "fabric-manager-down"  # NVIDIA Fabric Manager (NVSwitch set-up) failed to start (facts: fm_version, driver_version)
     # shared memory (helper numerics: /dev/shm seen through ENOSPC)
@@ -120,6 +123,19 @@ class Transport(StrEnum):
     P2P = "p2p"
     SHM = "shm"
     NET = "net"
+
+
+class NcclResult(StrEnum):
+    """ncclResult_t (NVIDIA/nccl src/nccl.h.in), as ncclGetErrorString, the enum's names and cupy's names spell it."""
+
+    CUDA = "unhandled-cuda-error"
+    SYSTEM = "system-error"
+    INTERNAL = "internal-error"
+    INVALID_ARGUMENT = "invalid-argument"
+    INVALID_USAGE = "invalid-usage"
+    REMOTE = "remote-error"
+    IN_PROGRESS = "in-progress"
+    UNKNOWN_CODE = "unknown-result-code"  # ncclGetErrorString's default: the caller and libnccl are different releases
 
 
 _int = int
@@ -172,6 +188,33 @@ def _clock(text: str) -> int:
     return total + (int(days) * 86400 if days else 0)
 
 
+# ncclGetErrorString's texts (src/init.cc, 2.4-2.30), ncclResult_t's names and cupy's NCCL_ERROR_* names, by their first words
+_NCCL_RESULT_WORDS = (
+    ("unhandled cuda error", NcclResult.CUDA), ("unhandledcudaerror", NcclResult.CUDA), ("unhandled_cuda_error", NcclResult.CUDA),
+    ("unhandled system error", NcclResult.SYSTEM), ("systemerror", NcclResult.SYSTEM), ("system_error", NcclResult.SYSTEM),
+    ("internal error", NcclResult.INTERNAL), ("internalerror", NcclResult.INTERNAL), ("internal_error", NcclResult.INTERNAL),
+    ("invalid argument", NcclResult.INVALID_ARGUMENT), ("invalidargument", NcclResult.INVALID_ARGUMENT),
+    ("invalid_argument", NcclResult.INVALID_ARGUMENT), ("invalid usage", NcclResult.INVALID_USAGE),
+    ("invalidusage", NcclResult.INVALID_USAGE), ("invalid_usage", NcclResult.INVALID_USAGE),
+    ("remote process exited", NcclResult.REMOTE), ("remoteerror", NcclResult.REMOTE), ("remote_error", NcclResult.REMOTE),
+    ("nccl operation in progress", NcclResult.IN_PROGRESS), ("inprogress", NcclResult.IN_PROGRESS), ("in_progress", NcclResult.IN_PROGRESS),
+    ("unknown result code", NcclResult.UNKNOWN_CODE),
+)
+# torch.cuda.nccl's "NCCL Error %d": the result's number
+_NCCL_RESULT_NUMBERS = {"1": NcclResult.CUDA, "2": NcclResult.SYSTEM, "3": NcclResult.INTERNAL, "4": NcclResult.INVALID_ARGUMENT,
+                        "5": NcclResult.INVALID_USAGE, "6": NcclResult.REMOTE, "7": NcclResult.IN_PROGRESS}
+
+
+def _nccl_result(text: str) -> NcclResult:
+    if text in _NCCL_RESULT_NUMBERS:
+        return _NCCL_RESULT_NUMBERS[text]
+    word = text.lower().removeprefix("nccl_error_").removeprefix("nccl")
+    for start, result in _NCCL_RESULT_WORDS:
+        if word.startswith(start):
+            return result
+    raise ValueError(text)  # a message no release of ncclGetErrorString writes: the carrier's message stays, the result is not said
+
+
 def _bool(text: str) -> bool:
     return text.lower() in ("true", "1", "yes")
 
@@ -180,7 +223,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "nranks": _int, "timeout_ms": _int, "seq": _int, "errors": _int, "device": _int, "peer_device": _int,
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
-    "shm": _bool, "num_gpus": _int, "nodes": _count, "line": _int,
+    "shm": _bool, "num_gpus": _int, "result": _nccl_result, "nodes": _count, "line": _int,
     "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
 }
 
@@ -304,6 +347,26 @@ WORDINGS: tuple[Wording, ...] = (
       r"^\|\s{1,4}(?P<device>\d{1,2})\s{1,4}(?:NVIDIA |Tesla |Quadro )?[\w .-]{2,40}?\s{1,30}(?:On|Off)\s{1,4}\|\s{0,6}0{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d",
       "nvidia-smi's device table row \"| %3d  %-28s %4s | %-16s %3s |\" (index, name, persistence mode, bus id; drivers 450-580: "
       "see ../shared/gpu for a 2xH200 host's output)"),
+    # how many GPU processes the run's own settings ask for (each one GPU): the engines' config lines and the launchers' flags
+    W(Symptom.PARALLEL_SIZE, ("tensor_parallel_size=", "pipeline_parallel_size="),
+      r"\b(?P<setting>tensor_parallel_size|pipeline_parallel_size)=(?P<count>\d{1,4})\b",
+      "vllm-project/vllm vllm/engine/llm_engine.py LLMEngine.__init__: logger.info(\"Initializing an LLM engine (v%s) with config: ... "
+      "tensor_parallel_size=%d, pipeline_parallel_size=%d, ...\") (0.2-0.10), and the VllmConfig repr of \"Initializing a V1 LLM engine\" "
+      "(0.8+); NVIDIA/TensorRT-LLM LLM args repr (tensor_parallel_size=...)"),
+    W(Symptom.PARALLEL_SIZE, ("--tensor-parallel-size", "--tensor_parallel_size", "--pipeline-parallel-size", "-tp ", "-tp=", "--tp ", "--tp=",
+                              "--tp-size", "--tp_size"),
+      r"(?<![\w-])(?P<setting>--tensor[-_]parallel[-_]size|--pipeline[-_]parallel[-_]size|-tp|--tp(?:[-_]size)?)[= ](?P<count>\d{1,4})\b",
+      "vllm-project/vllm vllm/engine/arg_utils.py EngineArgs.add_cli_args: \"--tensor-parallel-size\", \"-tp\" and "
+      "\"--pipeline-parallel-size\", \"-pp\" (0.2+); sgl-project/sglang python/sglang/srt/server_args.py \"--tensor-parallel-size\", "
+      "\"--tp-size\" (0.2+; \"--tp\" in its docs' commands); NVIDIA/TensorRT-LLM examples' convert_checkpoint.py \"--tp_size\""),
+    W(Symptom.PARALLEL_SIZE, ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus", "--num_processes", "--num-processes",
+                              "nproc_per_node ", "dist_world_size="),
+      r"(?<![\w-])(?P<setting>--nproc[-_]per[-_]node|--num[-_]gpus|--num[-_]processes)[= ](?P<count>\d{1,4})\b"
+      r"|^\s{0,4}(?P<setting>nproc_per_node)\s{1,24}: (?P<count>\d{1,4})\b|\b(?P<setting>dist_world_size)=(?P<count>\d{1,6})\b",
+      "pytorch/pytorch torch/distributed/run.py \"--nproc-per-node\"/\"--nproc_per_node\" and torch/distributed/launcher/api.py's config "
+      "dump \"  nproc_per_node           : %(nproc_per_node)s\" (2.13.0 here); microsoft/DeepSpeed deepspeed/launcher/runner.py "
+      "\"--num_gpus\" and deepspeed/launcher/launch.py logger.info(f\"dist_world_size={dist_world_size}\"); huggingface/accelerate "
+      "commands/launch.py \"--num_processes\""),
     W(Symptom.NVLINK_ABSENT, ("NVLink", "nvlink", "NVLINK", "NvLink", "Nvlink"),
       r"\b(?:no|without|w/o|lacks?|non-?|not\s(?:using|connected\sby|linked\sby))\s{0,2}(?:an?\s)?nvlink\b|\bnvlink\s{0,3}(?::|=|is)?\s{0,3}"
       r"(?:none|no\b|not\s(?:present|available|supported|connected)|n/a|absent)",
@@ -455,6 +518,38 @@ WORDINGS: tuple[Wording, ...] = (
       "vLLM vllm/distributed/device_communicators/pynccl_wrapper.py NCCL_CHECK: RuntimeError(f\"NCCL error: {error_str}\") (0.4.1+) and "
       "SGLang sglang/srt/distributed/device_communicators/pynccl_wrapper.py (the same), each with NVIDIA/nccl src/init.cc "
       "ncclGetErrorString's default \"unknown result code\""),
+    # -- a call into NCCL failed: ncclGetErrorString's words in any carrier ---------------------------------
+    W(Symptom.NCCL_ERROR, ("NCCL error in: ",),
+      r"NCCL error in: (?P<file>[^\s,]{1,300}):(?P<line>\d{1,6}), (?P<message>(?P<result>[a-zA-Z][^\n]{0,200}))",
+      "pytorch/pytorch C10D_NCCL_CHECK: \"NCCL error in: \" + __FILE__ + \":\" + std::to_string(__LINE__) + \", \" + "
+      "ncclGetErrorWithVersion(result) (torch/lib/c10d/NCCLUtils.hpp 1.0-1.8, torch/csrc/distributed/c10d/NCCLUtils.hpp 1.9-2.x; "
+      "ProcessGroupNCCL.cpp's own C10D_NCCL_CHECK in 1.0-1.2), the message NVIDIA/nccl src/init.cc ncclGetErrorString's"),
+    W(Symptom.NCCL_ERROR, ("NCCL error: ",),
+      r"(?<![\w-])NCCL error: (?P<message>(?P<result>[a-z][^\n]{1,200}))",
+      "vllm-project/vllm vllm/distributed/device_communicators/pynccl_wrapper.py NCCL_CHECK: raise RuntimeError(f\"NCCL error: "
+      "{error_str}\") with error_str = ncclGetErrorString(result) (0.4.1+; sgl-project/sglang's copy the same)"),
+    W(Symptom.NCCL_ERROR, ("NCCL failure ", "NCCL error "),
+      r"(?:(?:Test )?NCCL failure|Failed, NCCL error) (?P<file>[^\s:']{1,300}):(?P<line>\d{1,6}) '(?P<message>(?P<result>[a-z][^'\n]{1,200}))'",
+      "NVIDIA/nccl-tests src/common.h NCCLCHECK: printf(\"%s: Test NCCL failure %s:%d '%s'\\n\", hostname, __FILE__, __LINE__, "
+      "ncclGetErrorString(res)) (2.x; 1.x \"NCCL failure %s:%d '%s'\"), and the \"Failed, NCCL error %s:%d '%s'\" NCCLCHECK that "
+      "NVIDIA/TensorRT-LLM's plugins and many programs copy"),
+    W(Symptom.NCCL_ERROR, ("NCCL Error ",), r"\bNCCL Error (?P<result>[1-7]): (?P<message>[a-z][^\n]{1,200})",
+      "pytorch/pytorch torch/csrc/cuda/nccl.cpp throw_nccl_error: \"NCCL Error \" + std::to_string(status) + \": \" + "
+      "ncclGetErrorString(status) (torch.cuda.nccl, 1.0-2.x)"),
+    # the result's own words wherever a program carried them (Horovod's "ncclAllReduce failed: %s", DeepSpeed's and users' prints)
+    W(Symptom.NCCL_ERROR, ("unhandled cuda error", "unhandled system error", "remote process exited or there was a network error"),
+      r"(?P<message>(?P<result>unhandled (?:cuda|system) error|remote process exited or there was a network error)[^\n]{0,120})",
+      "NVIDIA/nccl src/init.cc ncclGetErrorString: \"unhandled cuda error\", \"unhandled system error\" (2.4-2.17; \" (run with "
+      "NCCL_DEBUG=INFO for details)\" added in 2.18), \"remote process exited or there was a network error\" (2.13+), as carried "
+      "by horovod/horovod horovod/common/ops/nccl_operations.cc nccl_context's std::string(op_name) + \" failed: \" + "
+      "ncclGetErrorString(nccl_result)", fallback=True),
+    W(Symptom.NCCL_ERROR, ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidUsage", "ncclInvalidArgument",
+                           "ncclRemoteError", "NCCL_ERROR_"),
+      r"\b(?P<result>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidUsage|InvalidArgument|RemoteError)|NCCL_ERROR_"
+      r"(?:UNHANDLED_CUDA_ERROR|SYSTEM_ERROR|INTERNAL_ERROR|INVALID_ARGUMENT|INVALID_USAGE|REMOTE_ERROR))\b(?P<message>[^\n]{0,160})",
+      "pytorch/pytorch NCCLUtils getNcclErrorDetailStr: \"ncclUnhandledCudaError: Call to CUDA function failed.\", \"ncclSystemError: "
+      "System call (socket, malloc, munmap, etc) failed.\" (1.8-2.x), and cupy cupy_backends/cuda/libs/nccl.pyx NcclError: "
+      "'%s: %s' % (ERROR_NAMES[status], ncclGetErrorString(status)) with names NCCL_ERROR_UNHANDLED_CUDA_ERROR ... NCCL_ERROR_REMOTE_ERROR"),
     # how many nodes: launchers' own words, command lines, and users' descriptions
     # (not NCCL's "nRanks %d nNodes %d localRanks %d": its nodes are NCCL's own grouping, and one host with
     # NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 reports nNodes 2: corpus/gpu/nccl_p2p_shm_disable.log)
@@ -475,6 +570,16 @@ WORDINGS: tuple[Wording, ...] = (
       "NVIDIA/nccl v2.23.4-1..v2.28.9-1 src/transport/shm.cc: CUCHECK/CUDACHECK in the cuMem host-memory path (cuMemImportFromShareableHandle, "
       "cudaGetDevice...) failing with include/checks.h WARN(\"Cuda failure '%s'\") under debug.cc's \"[%d] %s:%d NCCL WARN \" prefix",
       whole_line=True),
+    # A legacy segment's name is mkstemp's "/dev/shm/nccl-XXXXXX" (misc/shmutils.cc, 2.12+; "nccl-shm-send-%lx-%d-%d(-%d)" before)
+    # and its size the sender's buffer size. Since 2.23 a sender on the cuMem host path sends a cuMem descriptor in the same
+    # union (transport/shm.cc ncclShmAllocateShareableBuffer, desc->legacy = false); a receiver that took the legacy path reads
+    # it as a segment suffix and size: a name of other characters, or size 0.
+    W(Symptom.SHM_CUDA_FAILURE, ("attaching to shared memory segment",),
+      r"Error while attaching to shared memory segment (?!(?:/dev/shm/)?nccl-(?:[A-Za-z0-9]{6}|shm-(?:send|recv)-[0-9a-f]{1,16}-\d{1,6}-\d{1,6}"
+      r"(?:-\d{1,6})?) \(size [1-9])(?P<shm_path>[^\n]{0,60}?) \(size (?P<size>\d{1,15})\)",
+      "NVIDIA/nccl misc/shmutils.cc (2.12-2.29) / os/linux.cc (2.30) ncclShmOpen: WARN(\"Error while %s shared memory segment %s (size "
+      "%ld)...\", \"attaching to\", shmPath, shmSize) with shmPath built from the peer's descriptor (transport/shm.cc "
+      "ncclShmImportShareableBuffer's legacy branch, 2.23+) where that peer sent a cuMem one"),
     # -- the platform's services -------------------------------------------------------------------
     W(Symptom.FABRIC_MANAGER_DOWN, ("fabric manager NVIDIA GPU driver interface version",),
       r"fabric manager NVIDIA GPU driver interface version (?P<fm_version>\d{2,3}\.\d{1,3}(?:\.\d{1,3})?) do(?:es)?n['’]t match "
@@ -902,7 +1007,8 @@ WORDINGS: tuple[Wording, ...] = (
       "users' per-rank progress prints in public issue threads of pytorch/pytorch (\"rank 0: epoch 0 step 2 loss ...\", \"[rank 1] batch "
       "41\"; the rank from the text or the line's rank prefix); recorded: corpus/cpu/timeout_uneven_iterable.log and zoo/scenarios/_train.py's \"rank N: step K loss ...\""),
     W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen"),
-      r"^[\s#>/*<(\[.-]{0,8}(?:(?:it|and|then|the (?:program|process|job|training|run)|program|process|training|everything)\s{1,3})?"
+      r"^[\s#>/*<(\[.-]{0,8}(?:(?:it|and|then|but|the (?:program|process|job|training|run|script|server|model|code)|program|process|training"
+      r"|everything|here|now)\s{1,3}){0,2}(?:(?:is|was|gets|got|just|seems to|keeps|will|still|always)\s{1,3}){0,2}"
       r"(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled)"
       r"(?:\s{1,3}(?:here|there|forever|indefinitely|at this (?:point|step|line)|after this|now)){0,2}\s{0,3}(?:\.{1,3}|!{1,3})?[\s>)\]*.-]{0,8}$",
       "users' own notes in pasted logs (\"<hangs here>\", \"stuck here...\"), as in public issue threads of NVIDIA/nccl and pytorch/pytorch",
