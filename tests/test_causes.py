@@ -174,6 +174,12 @@ WORDS = [
      "pytorch 2.1 c10::Error backtrace header", {}),
     (Symptom.HANG_NOTED, "<hangs here>", "the note style of users' pastes in NVIDIA/nccl issues", {}),
     (Symptom.HANG_NOTED, "The training is stuck here forever", "the prose of users' notes in pasted logs of pytorch/pytorch forum threads", {}),
+    (Symptom.HANG_NOTED, "The training is stuck here, GPU utilization 100%", "the prose of users' notes in pasted logs (vLLM thread form)", {}),
+    (Symptom.DEVICE_LISTED, "  Device 1: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes",
+     "ggml-org/llama.cpp ggml-cuda.cu ggml_cuda_init \"  Device %d: %s, compute capability %d.%d, VMM: %s\"", {"device": 1}),
+    (Symptom.DEVICE_LISTED, "llm_load_tensors:      CUDA1 buffer size =  3500.00 MiB",
+     "ggml-org/llama.cpp src/llama.cpp llm_load_tensors \"%s: %10s buffer size = %8.2f MiB\"", {"device": 1}),
+    (Symptom.GARBAGE_OUTPUT, "GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", "a llama.cpp chat answer of one letter token repeated", {}),
     (Symptom.HANG_NOTED, "... stuck here forever", "the note style of users' pastes in pytorch/pytorch forum threads", {}),
     (Symptom.KILLED_BY_SIGNAL, "Killed", "recorded: corpus/cpu/shell_foreground_sigkill.log (interactive bash 5.2.15)", {}),
     (Symptom.KILLED_BY_SIGNAL, "zsh: killed     python train.py", "zsh Src/jobs.c printjob", {"command": "python train.py"}),
@@ -221,6 +227,10 @@ def test_every_symptom_here_has_wordings_from_two_sources():
     "Killed process 4242 (python) total-vm:1234kB",  # the kernel's own OOM line: host-oom-killer's, not a shell's report
     "################################################################",  # a banner rule, not a model's answer
     "gc: collecting garbage collection generation 2",
+    "if it hangs, set NCCL_DEBUG=INFO and rerun",  # advice, not an observation
+    "# to avoid the process getting stuck if a rank dies, set a timeout",
+    "sha256: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",  # a base64 value, not a line of its own
+
 ])
 def test_healthy_words_are_no_symptoms(line):
     obs = _observe(line)

@@ -343,6 +343,15 @@ WORDINGS: tuple[Wording, ...] = (
       r"[1-2]0[6-8]0(?:\s?Ti)?|TITAN\s?\w{0,4}|MI\d{2,3}X?|VII|Pro\s6000|6000\s?(?:Ada|D))(?:[-\s](?:SXM\d?|PCIe|PCIE|NVL|\d{2,3}GB))?)\b",
       "users' descriptions of their machine in public issue threads of vllm-project/vllm, NVIDIA/nccl and pytorch/pytorch "
       "(\"2x RTX 3090\", \"8 x A100-SXM4-80GB\", \"two RTX A6000\"); nvidia-smi's and NCCL's own lines name one GPU each (device-listed)"),
+    W(Symptom.DEVICE_LISTED, ("compute capability", "VMM: "),
+      r"^\s{0,4}Device (?P<device>\d{1,2}): [^,\n]{2,80}, (?:compute capability \d{1,2}\.\d{1,2}|gfx\w{2,24}[^,\n]{0,30})(?:, VMM: (?:yes|no))?",
+      "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init: GGML_LOG_INFO(\"  Device %d: %s, compute capability %d.%d, "
+      "VMM: %s\\n\") (CUDA) and \"  Device %d: %s, %s (0x%x), VMM: %s, Wave Size: %d\\n\" with the gcnArchName (ROCm, b4000+); "
+      "ggml-cuda.cu before the ggml/ move: fprintf(stderr, \"  Device %d: %s, compute capability %d.%d\\n\") (also ollama's runner)"),
+    W(Symptom.DEVICE_LISTED, ("buffer size =",), r"\b(?:CUDA|ROCm)(?P<device>\d{1,2})(?: model| KV| compute)? buffer size =",
+      "ggml-org/llama.cpp src/llama.cpp llm_load_tensors: LLAMA_LOG_INFO(\"%s: %10s buffer size = %8.2f MiB\\n\", __func__, "
+      "ggml_backend_buffer_name(buf), ...) (b1500+, buffer names CUDA0, CUDA1 ...; \"%12s model buffer size\" and \"%s KV buffer size\" "
+      "in b3000+; ROCm0 with HIP)"),
     W(Symptom.DEVICE_LISTED, ("00000000:",),
       r"^\|\s{1,4}(?P<device>\d{1,2})\s{1,4}(?:NVIDIA |Tesla |Quadro )?[\w .-]{2,40}?\s{1,30}(?:On|Off)\s{1,4}\|\s{0,6}0{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d",
       "nvidia-smi's device table row \"| %3d  %-28s %4s | %-16s %3s |\" (index, name, persistence mode, bus id; drivers 450-580: "
@@ -695,6 +704,10 @@ WORDINGS: tuple[Wording, ...] = (
       r"(?P<run>(?<=[\w\"':>]\s{0,2})#{12,}|!{12,}|\?{12,}|\ufffd{4,})",
       "a model answering with one token over and over (vLLM /v1/completions \"text\": \"!!!!...\", llama.cpp/ollama chat "
       "\"####...\"): token 0 / the pad token sampled from NaN or zeroed logits, as in public threads of vllm-project/vllm and ollama/ollama"),
+    W(Symptom.GARBAGE_OUTPUT, ("GGGGGGGGGGGGGGGGGGGGGGGG", "gggggggggggggggggggggggg", "AAAAAAAAAAAAAAAAAAAAAAAA", "XXXXXXXXXXXXXXXXXXXXXXXX"),
+      r"^[\s>]{0,6}(?P<run>([A-Za-z])\2{23,})\s{0,4}$",
+      "a model answering with one letter token over and over on a line of its own (llama.cpp / ollama chat \"GGGGGGGG...\"): the "
+      "same token sampled from NaN or zeroed logits, as in public threads of ggml-org/llama.cpp and ollama/ollama"),
     W(Symptom.GARBAGE_OUTPUT, ("gibberish", "Gibberish", "GIBBERISH", "garbage", "Garbage", "GARBAGE", "nonsense", "Nonsense",
                                "garbled", "Garbled", "random tokens", "random characters"),
       r"\b(?:gibberish|garbled|nonsense|random (?:tokens|characters))\b|\bgarbage\b(?!\s{0,2}(?:collect|in\b))",
@@ -1014,9 +1027,18 @@ WORDINGS: tuple[Wording, ...] = (
       "users' own notes in pasted logs (\"<hangs here>\", \"stuck here...\"), as in public issue threads of NVIDIA/nccl and pytorch/pytorch",
       ignore_case=True),
     W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "FREEZ", "frozen", "deadlock", "Deadlock"),
-      r"^\s{0,4}(?:#|//|<|=>|-->|\(|\[(?!\w{1,20}\]\s))[^\n]{0,100}?\b(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled|deadlocks?|deadlocked)\b[^\n]{0,100}$",
+      r"^\s{0,4}(?:#|//|<|=>|-->|\(|\[(?!\w{1,20}\]\s))(?:(?!\b(?:avoid|avoids|prevent|prevents|if|unless|in case)\b)[^\n]){0,100}?"
+      r"\b(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled|deadlocks?|deadlocked)\b[^\n]{0,100}$",
       "users' annotations in pasted logs and scripts (\"# => hangs during startup\", \"<HANGS FOR 20+ min>\", \"// stuck here\"), "
       "as in public issue threads of vllm-project/vllm and NVIDIA/nccl", ignore_case=True),
+    # a note in prose that goes on after the verb ("The training is stuck here, GPU utilization 100%"): a subject, the verb,
+    # and no conditional around it (an "if it hangs" advice or a "to avoid hangs" comment is no observation)
+    W(Symptom.HANG_NOTED, ("hangs", "Hangs", "hanging", "hung", "stuck", "Stuck", "freezes", "frozen", "stalls", "stalled"),
+      r"^[\s#>/*<(\[.-]{0,8}(?:it|and|then|but|now|here|everything|the (?:program|process|processes|job|training|run|script|server|"
+      r"model|code|ranks?|workers?|gpus?))\b(?:\s{1,3}(?:is|was|are|were|gets|got|just|seems to|keeps|still|always|then|simply|completely)){0,3}"
+      r"\s{1,3}(?:hangs|hanging|hung|stuck|freezes|frozen|stalls|stalled)\b(?![^\n]{0,80}\b(?:if|unless|avoid|prevent)\b)[^\n]{0,160}$",
+      "users' own notes in prose in pasted logs (\"The training is stuck here, GPU utilization 100%\", \"then it hangs without any "
+      "error\"), as in public issue threads of pytorch/pytorch and vllm-project/vllm", ignore_case=True),
     # the forms a shell, a container runtime, a CI runner or an IDE report a SIGKILLed process in
     # (torchrun's, subprocess's and DeepSpeed's launcher forms are torchrun-worker-sigkill's)
     W(Symptom.KILLED_BY_SIGNAL, ("Killed", "killed"), r"^\s{0,4}(?P<word>killed)\s{0,4}$",
