@@ -35,9 +35,11 @@ import json
 import math
 import re
 import tomllib
+import warnings
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
+from enum import Enum
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,16 +47,44 @@ from typing import Any
 import regex
 
 MASK = "****"
-WITHHELD = "**** (text withheld: secret masking timed out on it)"
-# Every search has a timeout, which only guards against a rule that backtracks (a bad update): it
-# grows with the text, at 1 s per MB, 20 times slower than any linear rule runs on a busy machine,
-# so that what is masked or withheld never depends on the machine's speed.
-SEARCH_TIMEOUT_S = 0.05
-SEARCH_TIMEOUT_PER_CHAR_S = 1e-6
+WITHHELD = "**** (text withheld: a secret rule could not be run on it in bounded time)"
 
 
-def search_timeout(text: str) -> float:
-    return SEARCH_TIMEOUT_S + len(text) * SEARCH_TIMEOUT_PER_CHAR_S
+class Cost(Enum):
+    """What one search of a regex can cost, judged from its shape (regex_shape), never timed: what is
+    masked or withheld is the same on any machine."""
+
+    LINEAR = "linear"
+    QUADRATIC = "quadratic"  # two overlapping repetitions side by side: run only on texts of QUADRATIC_MAX_CHARS or less
+    UNBOUNDED = "unbounded"  # nested/ambiguous repetitions, or a shape the checker cannot read: never run
+
+
+QUADRATIC_MAX_CHARS = 2048  # a quadratic search of this many characters is a few million steps at most
+_INLINE_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
+
+
+@lru_cache(maxsize=1024)
+def regex_cost(source: str) -> Cost:
+    """The cost class of a secret rule's or an allowlist's regex. Go's inline flags (gitleaks writes
+    `(?i)` mid-pattern) are read as global, and Go's `\\z` as Python's `\\Z`: both only widen what the
+    shape check compares, so a verdict of linear still holds."""
+    from mltriage.regex_shape import ShapeKind, shape_checkable, super_linear_shapes
+
+    ignore_case = "i" in "".join(_INLINE_FLAGS.findall(source))
+    checked = _INLINE_FLAGS.sub("", source).replace("\\z", "\\Z")
+    with warnings.catch_warnings():  # the standard parser's FutureWarning on gitleaks' `[[` sets: noise here
+        warnings.simplefilter("ignore", FutureWarning)
+        if not shape_checkable(checked, ignore_case):
+            return Cost.UNBOUNDED
+        shapes = super_linear_shapes(checked, ignore_case)
+    if any(shape.kind is not ShapeKind.ADJACENT for shape in shapes):
+        return Cost.UNBOUNDED
+    return Cost.QUADRATIC if shapes else Cost.LINEAR
+
+
+def runs_on(cost: Cost, text: str) -> bool:
+    """Whether a search of this cost class may run on ``text``: by its length, never by a clock."""
+    return cost is Cost.LINEAR or (cost is Cost.QUADRATIC and len(text) <= QUADRATIC_MAX_CHARS)
 
 MIN_TEXT = 8  # shorter texts cannot hold a secret worth masking (and cost nothing to skip)
 MIN_KNOWN_SECRET = 6  # a secret found once is masked wherever else it occurs, if at least this long
@@ -119,6 +149,11 @@ class Allowlist:
         return regex.compile("|".join(f"(?:{r})" for r in self.regexes))
 
     @cached_property
+    def cost(self) -> Cost:
+        costs = {regex_cost(r) for r in self.regexes}
+        return next((c for c in (Cost.UNBOUNDED, Cost.QUADRATIC) if c in costs), Cost.LINEAR)
+
+    @cached_property
     def _stopwords(self):
         """One multi-literal search for gitleaks' stopwords (generic-api-key has 1,400 of them)."""
         from mltriage.engine.prefilter import make_prefilter
@@ -141,8 +176,10 @@ class Allowlist:
         return all(checks) if self.condition == "AND" else any(checks)
 
     def _regex_allows(self, target: str, scan: _Scan) -> bool:
+        if not runs_on(self.cost, target):
+            return False  # not searched: nothing is allowed, the secret stays masked
         scan.work += len(target)
-        return self.compiled.search(target, timeout=search_timeout(target)) is not None
+        return self.compiled.search(target) is not None
 
     @classmethod
     def from_toml(cls, table: dict[str, Any]) -> Allowlist:
@@ -204,6 +241,10 @@ class SecretRule:
     def pattern(self) -> regex.Pattern[str]:  # compiled on first use: most rules never meet their keyword
         return regex.compile(self.source)
 
+    @cached_property
+    def cost(self) -> Cost:  # judged on first use, like the compile
+        return regex_cost(self.source)
+
     @classmethod
     def from_toml(cls, table: dict[str, Any]) -> SecretRule | None:
         source = table.get("regex")
@@ -229,7 +270,7 @@ class SecretRule:
         )
 
     def secrets(self, scan: _Scan, allowlists: tuple[Allowlist, ...]) -> Iterable[tuple[int, int]]:
-        """Spans of this rule's secrets in the scanned text; raises TimeoutError on a runaway search.
+        """Spans of this rule's secrets in the scanned text; raises Unsearchable where its cost class may not run on it.
         The work per match is bounded (its secret, its match, a 50-character left context; its line
         once per scan), so a text of many matches costs its length, not its length per match."""
         text = scan.text
@@ -237,9 +278,10 @@ class SecretRule:
             scan.work += len(text)
             if self.gate.search(text) is None:
                 return
+        if not runs_on(self.cost, text):
+            raise Unsearchable(self.id)
         scan.work += len(text)
-        # the search's clock runs while a generator is paused, so collect the matches first
-        for m in list(self.pattern.finditer(text, timeout=search_timeout(text))):
+        for m in self.pattern.finditer(text):
             start, end = self._secret_span(m)
             if end <= start:
                 continue
@@ -309,7 +351,7 @@ class RuleSet:
         return rules
 
     def scan(self, text: str) -> list[tuple[int, int]] | None:
-        """Sorted, merged secret spans; ``None`` when a search timed out (the text must be withheld)."""
+        """Sorted, merged secret spans; ``None`` when a rule could not run on it (the text must be withheld)."""
         self.work += len(text)  # the keyword pre-filter
         rules = self.rules_for(text)
         if not rules:
@@ -319,7 +361,7 @@ class RuleSet:
         try:
             for rule in rules:
                 spans.extend(rule.secrets(scan, self.allowlists))
-        except TimeoutError:
+        except Unsearchable:
             return None
         finally:
             self.work += scan.work
@@ -331,6 +373,10 @@ class RuleSet:
             else:
                 merged.append((start, end))
         return merged
+
+
+class Unsearchable(Exception):
+    """A rule whose regex may not run on this text (its cost class, the text's length): the text is withheld."""
 
 
 def read_rule_file(path: Path) -> dict[str, Any]:
@@ -389,7 +435,7 @@ def rule_set() -> RuleSet:
 
 
 def secret_spans(text: str) -> list[tuple[int, int]] | None:
-    """Where ``text`` holds secrets (``None``: the search timed out, treat all of it as secret)."""
+    """Where ``text`` holds secrets (``None``: a rule could not run on it, treat all of it as secret)."""
     if len(text) < MIN_TEXT:
         return []
     return rule_set().scan(text)

@@ -94,6 +94,7 @@ def build_run_model(observations: Observations, run: RunFacts, findings: list[Fi
     _frameworks(model, observations, run)
     _phases(model, observations, run)
     _gpus(model, observations, run, ranks_seen)
+    model.ranks = sorted(ranks_seen)
     _pasted_topology(model, pasted_heads)
     for obs in observations.of(Symptom.CHANNELS_SET_UP):
         transport = obs.facts.get("transport")

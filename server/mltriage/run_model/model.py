@@ -232,6 +232,7 @@ class RunModel:
     reached: dict[Phase, PhaseMark] = field(default_factory=dict)  # each phase's first line
     stop: Stop = field(default_factory=lambda: Stop(StopKind.UNKNOWN, Phase.LAUNCH))
     last_lines: list[LastLine] = field(default_factory=list)  # per rank, at most 8
+    ranks: list[int] = field(default_factory=list)  # every rank the inputs show (prefixes, launcher logs), sorted
     # what puts GPU-to-GPU traffic on PCIe inside one node, where P2P can be broken (empty on NVLink)
     pcie_evidence: list[Fact] = field(default_factory=list)
     dumps: list[Dump] = field(default_factory=list)  # stack dumps that name where a process waited, at most 8
@@ -271,6 +272,7 @@ class RunModel:
             if self.stopped_in_jit_build else None,
             "dumps": [{"source": x.source, "line": x.line, "rank": x.rank, "waiting_in": x.waiting_in, "at": x.at} for x in self.dumps],
             "last_lines": [{"rank": x.rank, "source": x.source, "line": x.line} for x in self.last_lines],
+            "ranks": list(self.ranks),
             "network": self.network.to_json(),
             "stop": {"kind": self.stop.kind.value, "phase": self.stop.phase.label, "source": self.stop.source,
                      "line": self.stop.line, "where": self.stop.where,

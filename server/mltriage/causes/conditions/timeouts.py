@@ -196,3 +196,15 @@ def _where_the_ranks_were(t: Observation, observations: Observations) -> list[st
             notes.append(f"the progress bar stood at {done}/{total} (line {bar.line}): the timeout came at the last step of the "
                          "epoch, where ranks with different numbers of batches part ways")
     return notes
+
+
+@condition("every-rank-waited", "no rank the log shows went without a collective timeout (a rank that did not time out was the late one)")
+def _every_rank_waited(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """A transport that never delivers leaves every rank waiting in the collective, so each one's watchdog fires;
+    a late rank is the one whose own watchdog did not (it was elsewhere). Without ranks in the log: not known, holds."""
+    timed_out = {o.rank for o in observations.of(Symptom.COLLECTIVE_TIMEOUT) if o.rank is not None}
+    shown = set(run.ranks)
+    if len(shown) < 2 or not timed_out:
+        return Judged(True, [])
+    late = sorted(shown - timed_out)
+    return Judged(not late, [f"ranks {', '.join(map(str, sorted(timed_out)))} timed out"] if not late else [])
