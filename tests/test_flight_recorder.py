@@ -49,7 +49,7 @@ def test_real_dumps_alone_name_the_rank_that_never_issued_the_collective():
     assert d.initiating_rank == 1
     assert d.status == "failure"
     assert "never issued collective SeqNum 2" in d.explanation
-    assert {t["rank"] for t in d.flight_recorder} == {0, 1}
+    assert {t.rank for t in d.flight_recorder} == {0, 1}
 
 
 def test_cli_on_a_directory_of_dumps():

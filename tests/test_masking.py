@@ -39,7 +39,7 @@ from mltriage.masking import (
     rule_set,
     stale_adaptations,
 )
-from mltriage.model import Diagnosis, Finding, Fix
+from mltriage.model import Diagnosis, Finding, Fix, FlightRecorderSummary, WorkerFailure
 from mltriage.render import render_sarif, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -236,8 +236,9 @@ def test_every_log_derived_field_of_a_diagnosis_is_masked():
                       confidence=1.0, notes=texts[5:10])
     d = Diagnosis(findings=[finding], sources=["a.log"], explanation=" ".join(texts[10:12]),
                   ranks=[RankRole(rank=n, role="collateral", why=t) for n, t in enumerate(texts[12:15])],
-                  warnings=texts[15:17], launcher=[{"rank": 1, "traceback": texts[17], "host": texts[18]}],
-                  flight_recorder=[{"rank": 0, "stuck_op": texts[19], "frames": [texts[20], texts[21]]}],
+                  warnings=texts[15:17], launcher=[WorkerFailure(section="failures", line=1, rank=1, traceback=texts[17], host=texts[18], error_file=texts[21])],
+                  flight_recorder=[FlightRecorderSummary(rank=0, source=texts[20], last_scheduled=3, last_started=3, last_completed=2,
+                                                         stuck_op=texts[19])],
                   topology={"sources": ["topo.txt"], "facts": texts[22:25]}, skipped=[{"name": "b", "reason": texts[25]}])
     mask_diagnosis(d)
     dumped = json.dumps(d.to_json())
@@ -399,7 +400,7 @@ def test_a_secret_in_one_of_many_torchrun_entries_is_masked():
     d = diagnose_text(summary + "\n")
     assert len(d.launcher) == 100
     assert not leaks(json.dumps(d.to_json()))
-    assert sum(MASK in e["host"] for e in d.launcher) == 1
+    assert sum(MASK in e.host for e in d.launcher) == 1
 
 
 def test_a_source_url_is_no_pem_body_and_its_file_names_stay():

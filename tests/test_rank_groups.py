@@ -108,7 +108,7 @@ def test_summary_fields_read_from_bytes_and_from_decoded_lines_agree():
     plain = _summary(3)
     host = next(line.split(":", 1)[1].strip() for line in plain.splitlines() if line.strip().startswith("host"))
     odd = plain.replace(f"host      : {host}", "host      : \x1b[1mnodé-7\x1b[0m", 1)
-    entries = [{e["rank"]: e for e in diagnose_text(t).launcher} for t in (plain, odd)]
+    entries = [{e.rank: e.to_json() for e in diagnose_text(t).launcher} for t in (plain, odd)]
     assert sorted(entries[0]) == sorted(entries[1]) == [0, 1, 2]
     changed = [r for r in entries[0] if entries[0][r]["host"] != entries[1][r]["host"]]
     assert len(changed) == 1 and entries[1][changed[0]]["host"] == "nodé-7"

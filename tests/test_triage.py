@@ -85,7 +85,7 @@ def test_launcher_lines_go_to_the_rank_whose_pid_they_name():
     signal SIGTERM" unprefixed in a file named ...rank2..., but pid 9935 is rank 0 (its failure
     summary: "rank : 0", "exitcode : -15 (pid: 9935)"); rank 2 raised IndexError and exited with 1."""
     d = diagnose_path(EXAMPLE)
-    pid_rank = {w["pid"]: w["rank"] for w in d.launcher}
+    pid_rank = {w.pid: w.rank for w in d.launcher}
     assert pid_rank == {9935: 0, 9936: 1, 9938: 3, 9937: 2}
     assert {r.rank: r.role for r in d.ranks} == {0: "collateral", 1: "collateral", 2: "initiator", 3: "collateral"}
     by_pid = [f for f in d.findings if "pid" in f.facts]
@@ -156,11 +156,11 @@ def test_the_timeline_is_in_time_order_with_the_initiators_error_first():
     written before the launcher's stamped SIGTERM to rank 0, so it comes first, as it happened."""
     d = diagnose_path(EXAMPLE)
     first = d.timeline[0]
-    assert (first["rank"], first["signature"], first["role"]) == (2, "python-unhandled-exception", "root-cause")
-    sigterm = next(i for i, t in enumerate(d.timeline) if t["signature"] == "torchrun-worker-sigterm")
+    assert (first.rank, first.signature, first.role) == (2, "python-unhandled-exception", "root-cause")
+    sigterm = next(i for i, t in enumerate(d.timeline) if t.signature == "torchrun-worker-sigterm")
     assert sigterm > 0
     # within one log, the timeline follows the log's own order (it was written in time order)
-    lines = [t["line"] for t in d.timeline if t["source"] == d.timeline[0]["source"]]
+    lines = [t.line for t in d.timeline if t.source == d.timeline[0].source]
     assert lines == sorted(lines)
 
 

@@ -1,3 +1,5 @@
+import { Diagnosis } from './generated/diagnosis';
+
 // The parts of the server's answer the extension reads: the "mltriage.diagnosis/v1" JSON plus `view`,
 // what the editor shows of it, built by the server (server/mltriage/lsp/view.py). Nothing here decides
 // or formats a diagnosis: the root cause, the headline, export lines and entry links are the server's.
@@ -36,12 +38,8 @@ export interface DiagnosisView {
   pictures: { timeline: string; matrix: string }; // SVG markup, classes only (themed by the view's CSS)
 }
 
-export interface DiagnosisJson {
-  schema?: string;
-  status: 'failure' | 'healthy' | string;
-  initiating_rank: number | null;
-  root_cause_index?: number | null;
-  findings: { signature: string; title: string; role: string; line: number; rank: number | null }[];
+// The document itself is typed from the server's model (generated/diagnosis.ts); the server adds `view`.
+export interface DiagnosisJson extends Diagnosis {
   view: DiagnosisView;
 }
 

@@ -8,11 +8,77 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 SCHEMA = "mltriage.diagnosis/v1"
-SEVERITY_ORDER: dict[str, int] = {"critical": 3, "error": 2, "warning": 1, "info": 0}
-ERROR_SEVERITIES = frozenset({"critical", "error"})  # what makes a run a failure
+
+
+class Severity(StrEnum):
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Role(StrEnum):
+    """A finding's part in the failure, as triage (and the causes it weighs) decide it."""
+
+    ROOT_CAUSE = "root-cause"
+    COLLATERAL = "collateral"  # a consequence of another rank's failure
+    CONTEXT = "context"  # explained by another finding, or background
+
+
+class RankVerdict(StrEnum):
+    INITIATOR = "initiator"
+    COLLATERAL = "collateral"
+    HEALTHY = "healthy"
+    UNKNOWN = "unknown"
+
+
+class Clock(StrEnum):
+    """What a finding's timestamp is: a full date and time, or a time of day without a date."""
+
+    WALL = "wall"
+    TIME = "time"
+
+
+class FindingKind(StrEnum):
+    CRASH = "crash"
+    HANG = "hang"
+    SILENT_CORRUPTION = "silent-corruption"
+    PERFORMANCE = "performance"
+    CONFIGURATION = "configuration"
+
+
+class ReportedBy(StrEnum):
+    WORKER = "worker"  # the failing process's own words
+    LAUNCHER = "launcher"  # a supervisor's line about a worker (torchrun's agent, deepspeed, mpirun)
+
+
+class FailureKind(StrEnum):
+    CRASH = "crash"  # a process died
+    HANG = "hang"  # ranks waited until a timeout
+
+
+class FailureDomain(StrEnum):
+    COMPUTE = "compute"
+    COMMUNICATION = "communication"
+
+
+SEVERITY_ORDER: dict[str, int] = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
+ERROR_SEVERITIES = frozenset({Severity.CRITICAL, Severity.ERROR})  # what makes a run a failure
+
+# the enum each such field holds: a string given at construction or assigned later is checked and converted there
+_TYPED_FIELDS: dict[str, type[StrEnum]] = {"severity": Severity, "role": Role, "clock": Clock, "kind": FindingKind,
+                                           "reported_by": ReportedBy}
+
+
+def _typed(name: str, value: object, types: dict[str, type[StrEnum]]) -> object:
+    kind = types.get(name)
+    if kind is None or value is None or isinstance(value, kind):
+        return value
+    return kind(value)  # ValueError on a value the enum does not have: a bug, not a silent string
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -113,8 +179,8 @@ class Finding:
     signature: str
     title: str
     category: str
-    severity: str
-    role: str
+    severity: Severity
+    role: Role
     rank: int | None
     host: str | None
     source: str
@@ -131,12 +197,12 @@ class Finding:
     count: int = 1
     p2p_related: bool = False
     timestamp: float | None = None
-    clock: str | None = None  # the timestamp's kind: "wall" (full date) or "time" (time of day, no date)
+    clock: Clock | None = None  # the timestamp's kind: a full date, or a time of day with no date
     ranks: list[int] = field(default_factory=list)  # every rank that reported it (merged findings)
     notes: list[str] = field(default_factory=list)  # explanations added by triage or the P2P probe
     caused_by: int | None = None  # index of the root-cause finding this one is a consequence of
-    kind: str = "crash"  # the signature's kind: crash | hang | silent-corruption | performance | configuration
-    reported_by: str = "worker"  # "launcher": a supervisor's line about a worker, not the worker's own words
+    kind: FindingKind = FindingKind.CRASH  # the signature's kind
+    reported_by: ReportedBy = ReportedBy.WORKER
     area: str = ""  # the signature's area (nccl, cuda, torch-distributed, vllm ...); "" for catalogue findings
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     catalogue: CatalogueRef | None = None  # the upstream source site of this message, from the error catalogue
@@ -149,6 +215,9 @@ class Finding:
     @property
     def is_error(self) -> bool:
         return self.severity in ERROR_SEVERITIES
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, _typed(name, value, _TYPED_FIELDS))
 
     @property
     def reporting_ranks(self) -> list[int]:
@@ -207,19 +276,84 @@ class Finding:
             "caused_by": self.caused_by,
             "kind": self.kind,
             "generic": self.generic,
+            "reported_by": self.reported_by,
             "catalogue": self.catalogue.to_json() if self.catalogue else None,
         }
 
 
 @dataclass
+class WorkerFailure:
+    """One failed worker of torchrun's failure summary (engine/launcher.py reads them)."""
+
+    section: str  # "failures" | "root"
+    line: int
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    time: str | None = None
+    exitcode: int | None = None
+    pid: int | None = None
+    signal: str | None = None
+    error_file: str | None = None
+    traceback: str | None = None
+
+    @property
+    def killed_by_agent(self) -> bool:
+        return self.signal == "SIGTERM" or self.exitcode == -15
+
+    def to_json(self) -> dict[str, Any]:
+        return {"section": self.section, "line": self.line, "rank": self.rank, "local_rank": self.local_rank, "host": self.host,
+                "time": self.time, "exitcode": self.exitcode, "pid": self.pid, "signal": self.signal,
+                "error_file": self.error_file, "traceback": self.traceback}
+
+
+@dataclass
+class TimelineEntry:
+    """One error-level finding on the timeline (triage puts them in time order)."""
+
+    rank: int | None
+    line: int
+    source: str
+    timestamp: float | None
+    signature: str
+    role: Role
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, _typed(name, value, {"role": Role}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "line": self.line, "source": self.source, "timestamp": self.timestamp,
+                "signature": self.signature, "role": self.role}
+
+
+@dataclass
+class FlightRecorderSummary:
+    """What one rank's PyTorch Flight Recorder dump says: the collectives it scheduled, started and completed."""
+
+    rank: int
+    source: str
+    last_scheduled: int | None
+    last_started: int | None
+    last_completed: int | None
+    stuck_op: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "source": self.source, "last_scheduled": self.last_scheduled, "last_started": self.last_started,
+                "last_completed": self.last_completed, "stuck_op": self.stuck_op}
+
+
+@dataclass
 class RankRole:
     rank: int
-    role: str  # "initiator" | "collateral" | "healthy" | "unknown"
+    role: RankVerdict
     host: str | None = None
     first_error: str | None = None  # signature id of its earliest error-level finding
     first_line: int | None = None
     source: str | None = None
     why: str = ""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, _typed(name, value, {"role": RankVerdict}))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -243,19 +377,22 @@ class Diagnosis:
     initiating_host: str | None = None
     explanation: str = ""
     ranks: list[RankRole] = field(default_factory=list)
-    failure_kind: str | None = None  # "crash" | "hang"
-    failure_domain: str | None = None  # "compute" | "communication"
-    timeline: list[dict[str, Any]] = field(default_factory=list)
+    failure_kind: FailureKind | None = None
+    failure_domain: FailureDomain | None = None
+    timeline: list[TimelineEntry] = field(default_factory=list)
     lines_read: int = 0
     bytes_read: int = 0
     warnings: list[str] = field(default_factory=list)
     probe: dict[str, Any] | None = None
-    launcher: list[dict[str, Any]] = field(default_factory=list)  # torchrun's per-worker failure entries
-    flight_recorder: list[dict[str, Any]] = field(default_factory=list)  # per-rank summaries of the dumps
+    launcher: list[WorkerFailure] = field(default_factory=list)  # torchrun's per-worker failure entries
+    flight_recorder: list[FlightRecorderSummary] = field(default_factory=list)  # per-rank summaries of the dumps
     topology: dict[str, Any] | None = None  # facts from pasted nvidia-smi topo -m / p2pBandwidthLatencyTest
     root_cause_index: int | None = None  # decided by triage alone: the index in findings of the root cause
     releases: dict[str, str] = field(default_factory=dict)  # project -> releases this log can come from (catalogue)
     run: dict[str, Any] | None = None  # the run model (mltriage.run_model.RunModel.to_json): phases, stop, GPUs, env
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, _typed(name, value, {"failure_kind": FailureKind, "failure_domain": FailureDomain}))
 
     @property
     def status(self) -> str:
@@ -295,7 +432,7 @@ class Diagnosis:
             "root_cause_index": self.root_cause_index,
             "releases": dict(self.releases),
             "ranks": [r.to_json() for r in self.ranks],
-            "timeline": list(self.timeline),
+            "timeline": [t.to_json() for t in self.timeline],
             "inputs": {
                 "sources": list(self.sources),
                 "skipped": list(self.skipped),
@@ -303,8 +440,8 @@ class Diagnosis:
                 "lines": self.lines_read,
                 "bytes": self.bytes_read,
             },
-            "launcher": list(self.launcher),
-            "flight_recorder": list(self.flight_recorder),
+            "launcher": [w.to_json() for w in self.launcher],
+            "flight_recorder": [t.to_json() for t in self.flight_recorder],
             "warnings": list(self.warnings),
             "probe": self.probe,
             "topology": self.topology,

@@ -11,7 +11,7 @@ from typing import Any
 from mltriage import __version__
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.masking import ensure_masked
-from mltriage.model import Diagnosis, Finding
+from mltriage.model import Diagnosis, Finding, TimelineEntry
 from mltriage.templates import ranks_text as _ranks_text
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36", "magenta": "35"}
@@ -28,35 +28,35 @@ class _Paint:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-def _initiator_first(d: Diagnosis, events: list[dict]) -> tuple[list[dict], dict | None]:
+def _initiator_first(d: Diagnosis, events: list[TimelineEntry]) -> tuple[list[TimelineEntry], TimelineEntry | None]:
     """The events with the initiator's error first: what the others are a consequence of happened
     before them, even where its line was written later (torchrun's failure summary reports a
     SIGKILLed worker after the SIGTERMs it sent because of it)."""
     root = d.root_cause
     if root is None:
         return events, None
-    first = next((t for t in events if (t["source"], t["line"], t["signature"]) == (root.source, root.line, root.signature)), None)
+    first = next((t for t in events if (t.source, t.line, t.signature) == (root.source, root.line, root.signature)), None)
     return ([first, *(t for t in events if t is not first)], first) if first is not None else (events, None)
 
 
-def _timeline(events: list[dict], t0: float, p, first: dict | None = None) -> list[str]:
+def _timeline(events: list[TimelineEntry], t0: float, p, first: TimelineEntry | None = None) -> list[str]:
     """The timeline in the engine's time order (engine/triage.in_time_order), the initiator's error
     (``first``) at the top. A line without a timestamp shows where its source's order puts it:
     after the stamped line above it (``≥``) or, before any, no later than the stamped line below it (``≤``)."""
     out = [p("Timeline:", "bold")]
     for t in events:
-        same = [e for e in events if e["source"] == t["source"] and e.get("timestamp") is not None]
-        if t is first and t.get("timestamp") is None:
+        same = [e for e in events if e.source == t.source and e.timestamp is not None]
+        if t is first and t.timestamp is None:
             when = "  initiator"  # its line comes late; triage puts it first
-        elif t.get("timestamp") is not None:
-            when = f" +{t['timestamp'] - t0:8.3f}s"
+        elif t.timestamp is not None:
+            when = f" +{t.timestamp - t0:8.3f}s"
         else:
-            above = [e for e in same if e["line"] < t["line"]]
-            below = [e for e in same if e["line"] > t["line"]]
+            above = [e for e in same if e.line < t.line]
+            below = [e for e in same if e.line > t.line]
             bound = ("≥", above[-1]) if above else ("≤", below[0]) if below else None
-            when = f"{bound[0]}+{bound[1]['timestamp'] - t0:8.3f}s" if bound else "   (no time)"
-        who = f"rank {t['rank']}" if t["rank"] is not None else "launcher"
-        out.append(f"  {when}  {who:<10} {t['signature']} ({t['role']}) {Path(t['source']).name}:{t['line']}")
+            when = f"{bound[0]}+{bound[1].timestamp - t0:8.3f}s" if bound else "   (no time)"
+        who = f"rank {t.rank}" if t.rank is not None else "launcher"
+        out.append(f"  {when}  {who:<10} {t.signature} ({t.role}) {Path(t.source).name}:{t.line}")
     out.append("")
     return out
 
@@ -211,10 +211,10 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         for f in notes[:20]:
             out.append(f"  · {f.severity}: {f.title} [{f.signature}] at {_where(f)}")
         out.append("")
-    stamped = [t for t in d.timeline if t.get("timestamp") is not None]
-    if stamped and len({t["rank"] for t in d.timeline}) > 1:
+    stamped = [t for t in d.timeline if t.timestamp is not None]
+    if stamped and len({t.rank for t in d.timeline}) > 1:
         events, first = _initiator_first(d, d.timeline)
-        out += _timeline(events[:12], stamped[0]["timestamp"], p, first)
+        out += _timeline(events[:12], stamped[0].timestamp, p, first)
     if len(d.ranks) > 1:
         out.append(p("Ranks:", "bold"))
         out.append(f"  {'rank':>5}  {'role':<10}  {'first error':<34}  where")
@@ -233,8 +233,8 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
         out.append(p("Flight Recorder (per rank):", "bold"))
         for t in d.flight_recorder:
             out.append(
-                f"  rank {t['rank']:>4}: last scheduled SeqNum {t['last_scheduled']}, started {t['last_started']}, "
-                f"completed {t['last_completed']}" + (f", waiting in {t['stuck_op']}" if t["stuck_op"] else "")
+                f"  rank {t.rank:>4}: last scheduled SeqNum {t.last_scheduled}, started {t.last_started}, "
+                f"completed {t.last_completed}" + (f", waiting in {t.stuck_op}" if t.stuck_op else "")
             )
         out.append("")
     out.extend(_footer(d, p))

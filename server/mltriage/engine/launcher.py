@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from mltriage.masking import clip
+from mltriage.model import WorkerFailure  # the typed entry, kept in the diagnosis's model
 from mltriage.numbers import parse_int
 
 SECTION_TRIGGERS = ("Root Cause (first observed failure):", "Failures:")
@@ -34,28 +35,6 @@ _ENTRY_BYTES = re.compile(rb"[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n"
 _RANK = re.compile(r"(\d{1,20})(?: \(local_rank: (\d{1,20})\))?")
 _EXIT = re.compile(r"(-?\d{1,20})(?: \(pid: (\d{1,20})\))?(?:[ \t]{1,64}\((SIG[A-Z0-9]{1,16})\))?")
 _SIGNAL_IN_TRACEBACK = re.compile(r"Signal (\d{1,4}) \((SIG[A-Z0-9]{1,16})\) received by PID (\d{1,20})")
-
-
-@dataclass
-class WorkerFailure:
-    section: str  # "failures" | "root"
-    line: int
-    rank: int | None = None
-    local_rank: int | None = None
-    host: str | None = None
-    time: str | None = None
-    exitcode: int | None = None
-    pid: int | None = None
-    signal: str | None = None
-    error_file: str | None = None
-    traceback: str | None = None
-
-    @property
-    def killed_by_agent(self) -> bool:
-        return self.signal == "SIGTERM" or self.exitcode == -15
-
-    def to_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
 
 
 @dataclass

@@ -28,7 +28,7 @@ from mltriage.engine.findings import comparable_times
 from mltriage.engine.flight_recorder import RankTrace, Verdict, analyse
 from mltriage.engine.launcher import WorkerFailure
 from mltriage.numbers import parse_int
-from mltriage.model import Diagnosis, Finding, RankRole
+from mltriage.model import Diagnosis, Finding, FlightRecorderSummary, RankRole, TimelineEntry
 from mltriage.templates import ranks_text
 
 _COMMUNICATION_AREAS = {"nccl", "torch-distributed", "torchrun"}
@@ -120,10 +120,7 @@ def triage(
     d.initiating_host = _host_of(decision.initiator, d.findings, workers)
     d.ranks = _rank_roles(d.findings, ev.all_ranks, decision.initiator, workers, traces)
     _classify(d, ev, decision)
-    d.timeline = [
-        {"rank": f.rank, "line": f.line, "source": f.source, "timestamp": f.timestamp, "signature": f.signature, "role": f.role}
-        for f in in_time_order(ev.errors)
-    ][:200]
+    d.timeline = [TimelineEntry(f.rank, f.line, f.source, f.timestamp, f.signature, f.role) for f in in_time_order(ev.errors)][:200]
 
 
 def in_time_order(findings: list[Finding]) -> list[Finding]:
@@ -150,12 +147,9 @@ def in_time_order(findings: list[Finding]) -> list[Finding]:
 def _gather(d: Diagnosis, workers: list[WorkerFailure], ranks_seen: set[int], traces: list[RankTrace]) -> Evidence:
     """Put every fact the rules weigh in one place (and give rank-less lines the rank they name)."""
     if traces:
-        d.flight_recorder = [
-            {"rank": t.rank, "source": t.source, "last_scheduled": t.last_scheduled, "last_started": t.last_started,
-             "last_completed": t.last_completed, "stuck_op": t.stuck_op}
-            for t in sorted(traces, key=lambda t: t.rank)
-        ]
-    d.launcher = [w.to_json() for w in workers]
+        d.flight_recorder = [FlightRecorderSummary(t.rank, t.source, t.last_scheduled, t.last_started, t.last_completed, t.stuck_op)
+                             for t in sorted(traces, key=lambda t: t.rank)]
+    d.launcher = list(workers)
     _attribute_ranks_by_pid(d.findings, workers)
     _attribute_ranks_from_facts(d.findings, ranks_seen, workers)
     errors = [f for f in d.findings if _is_error(f)]

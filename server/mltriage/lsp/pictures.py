@@ -25,9 +25,9 @@ def _event_order(diagnosis: Diagnosis, first_event: dict[int, Any]) -> list[int]
     """The ranks in the order their first errors happened, from the engine's timeline (time order,
     each line without a time of its own placed by the launcher's stamped lines around it), the
     initiator first (what the others are a consequence of); None when no line has a timestamp."""
-    if not any(t.get("timestamp") is not None for t in diagnosis.timeline):
+    if not any(t.timestamp is not None for t in diagnosis.timeline):
         return None
-    at = {(t["source"], t["line"]): i for i, t in enumerate(diagnosis.timeline)}
+    at = {(t.source, t.line): i for i, t in enumerate(diagnosis.timeline)}
     initiator = diagnosis.initiating_rank
     return sorted(first_event, key=lambda r: (r != initiator, at.get((first_event[r].source, first_event[r].line), len(at))))
 
