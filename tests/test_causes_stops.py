@@ -138,3 +138,50 @@ def test_a_warning_that_says_it_falls_back_is_a_condition_the_program_survived()
     assert d.findings and all(f.severity == "warning" for f in d.findings)
     error_level = diagnose_text(line.replace("[WARNING]", "[ERROR]"), "train.log")
     assert any(f.severity in ("error", "critical") for f in error_level.findings)
+
+
+# NVIDIA/nccl v2.28.9-1 src/debug.cc: "%s:%d:%d [%d] NCCL INFO " and, for NCCL_DEBUG=TRACE's API calls, "NCCL CALL "
+# after the same "%s:%d:%d " (2.13.4+); src/init.cc INFO(NCCL_INIT, "Bootstrap: Using %s") and TRACE_CALL("ncclGetUniqueId(0x%llx)")
+def test_a_log_ending_on_ncclx_api_trace_lines_stopped_in_nccl_set_up():
+    log = ("host-a:820:820 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to lo\n"
+           "host-a:820:820 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\n"
+           "host-a:820:820 NCCL CALL ncclGetUniqueId(0x%x)\n" % 0xa23895e6a021a90f)
+    d = diagnose_text(log, "trace.log")
+    assert d.run["stop"]["kind"] == StopKind.HANG_SILENT.value and d.run["stop"]["silence"] == "nccl-setup"
+    assert d.findings and d.findings[0].severity == "warning"  # a paste cut there looks the same: a suspicion
+
+
+def _init_start(host: str, pid: int, rank: int, nranks: int) -> str:
+    """NVIDIA/nccl v2.18.5-1 src/init.cc INFO(NCCL_INIT, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d busId %lx - Init START")."""
+    return "%s:%d:%d [0] NCCL INFO ncclCommInitRank comm 0x%x rank %d nranks %d cudaDev 0 busId 1b000 - Init START" % (
+        host, pid, pid + 18, 0x55d0c5a0 + rank, rank, nranks)
+
+
+def test_a_run_across_nodes_that_ends_in_set_up_points_at_the_network_path_first():
+    log = "\n".join([_init_start("node01", 3912, 0, 16), _init_start("node02", 2741, 8, 16)]) + "\n"
+    d = diagnose_text(log, "two.log")
+    top = d.findings[0]
+    assert top.signature == "nccl-hang-at-setup-across-nodes" and top.severity == "warning"
+    assert "NCCL_SOCKET_IFNAME" in top.fix.env and "NCCL_P2P_DISABLE" not in top.fix.env
+    one = diagnose_text("\n".join([_init_start("node01", 3912, 0, 2), _init_start("node01", 3913, 1, 2)]) + "\n", "one.log")
+    assert one.findings[0].signature == "nccl-hang-at-setup" and "nccl-hang-at-setup-across-nodes" not in signatures_of(one)
+
+
+# NVIDIA/nccl v1.3.4-1 test/single/all_reduce_test.cu: printf("# %10s  %12s  %6s  %6s        out-of-place                    in-place\n")
+# and the column header, rows "%12i  %12i  %6s  %6s" + "  %7.3f  %5.2f  %5.2f  %7.0le" twice, then " Out of bounds values : %d %s"
+def _nccl1_table(rows: int, summary: bool) -> str:
+    out = ["# %10s  %12s  %6s  %6s        out-of-place                    in-place" % ("", "", "", ""),
+           "# %10s  %12s  %6s  %6s  %7s  %5s  %5s  %7s  %7s  %5s  %5s  %7s" % (
+               "bytes", "N", "type", "op", "time", "algbw", "busbw", "res", "time", "algbw", "busbw", "res")]
+    for i, op in zip(range(rows), ["sum", "prod", "max", "min"] * 2):
+        out.append("%12i  %12i  %6s  %6s" % (10000000, 10000000, "char", op) + ("  %7.3f  %5.2f  %5.2f  %7.0le" % (0.063, 158.81, 0.0, 0.0)) * 2)
+    if summary:
+        out += ["", " Out of bounds values : %d %s" % (0, "OK"), " Avg bus bandwidth    : %g %s" % (0.0, ""), ""]
+    return "\n".join(out) + "\n"
+
+
+def test_a_pasted_benchmark_table_without_its_device_list_is_still_a_benchmark():
+    cut = diagnose_text(_nccl1_table(6, summary=False), "table.log")
+    assert cut.run["stop"]["kind"] == StopKind.HANG_SILENT.value and cut.run["stop"]["silence"] == "benchmark-rows"
+    done = diagnose_text(_nccl1_table(8, summary=True), "table.log")
+    assert done.run["stop"]["kind"] == StopKind.CLEAN_END.value and signatures_of(done, "error", "critical") == []

@@ -28,8 +28,9 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "nvlink": ("SXM", "NVSwitch", "NVLink", "HGX"),
     "nccl_init_done": ("Init COMPLETE",),
     "nccl_version": ("NCCL version",),
-    # nccl-tests (before 2.0 it printed "Rank  0 uses device  0"); CUDA's p2pBandwidthLatencyTest
-    "bench_started": ("# Using devices", " uses device ", "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"),
+    # nccl-tests (before 2.0 it printed "Rank  0 uses device  0"), and its results header, which a pasted table keeps
+    # ("out-of-place" then spaces: NCCL 1.x test/single/*_test.cu and nccl-tests 2.x src/common.cu); CUDA's p2pBandwidthLatencyTest
+    "bench_started": ("# Using devices", " uses device ", "out-of-place      ", "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"),
     # nccl-tests' summary; the CUDA samples' closing note (cuda-samples p2pBandwidthLatencyTest.cu: printf("\nNOTE: The CUDA
     # Samples are not meant for performance measurements. Results may vary when GPU Boost is enabled.\n"), every release)
     "bench_finished": ("Avg bus bandwidth", "Out of bounds values", "Samples are not meant for performance measurements"),

@@ -27,7 +27,9 @@ _NCCL_SETUP = re.compile(
     r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|[^\n]{0,400}P2P Chunksize|CC Off|comm 0x)"
 )
 # any other NCCL line before the first collective is set-up too (bootstrap, plugins, the version); teardown is not
-_NCCL_ANY = re.compile(r"NCCL INFO|^NCCL version \d")
+# NCCL's own debug lines (src/debug.cc): INFO, and with NCCL_DEBUG=TRACE its API calls ("NCCL CALL ncclGetUniqueId(...)",
+# 2.13.4+) and TRACE lines; a WARN is an error's, never a set-up line
+_NCCL_ANY = re.compile(r"NCCL (?:INFO|CALL|TRACE) |^NCCL version \d")
 _NCCL_TEARDOWN = re.compile(r"Destroy COMPLETE|- Abort|Connection closed|Closing \w{0,12} ?plugin|comm 0x[0-9a-f]{1,16} [^\n]{0,200}(?:destroy|finalize)", re.IGNORECASE)
 # nccl-tests' column header; p2pBandwidthLatencyTest's matrix titles ("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
 # "P2P=Enabled Latency (P2P Writes) Matrix (us)") and their column rows ("   D\\D     0      1", "   GPU     0      1")
