@@ -81,7 +81,7 @@ def test_every_form_is_masked_alone(form):
 def test_multi_line_pem_block_is_masked_in_evidence():
     body = [f.text for f in FORMS if f.name == "pem-private-key"][0]
     lines = body.strip('"').replace("\\n", "\n").splitlines()
-    finding = Finding(signature="x", title="t", category="program", severity="error", role="root-cause", rank=0, host=None,
+    finding = Finding(signature="x", title="t", category="program", severity="error", proposed_role="root-cause", rank=0, host=None,
                       source="a.log", lines=(1, len(lines)), line=1, column_start=0, column_end=1, evidence=lines, facts={},
                       root_cause="r", fix=Fix(), verify="v", confidence=1.0)
     d = Diagnosis(findings=[finding], sources=["a.log"])
@@ -230,7 +230,7 @@ def test_every_log_derived_field_of_a_diagnosis_is_masked():
     from mltriage.model import RankRole
 
     texts = [f"{marker(n)} {f.text}" for n, f in enumerate(FORMS)]
-    finding = Finding(signature="x", title="t", category="program", severity="error", role="root-cause", rank=0, host=None,
+    finding = Finding(signature="x", title="t", category="program", severity="error", proposed_role="root-cause", rank=0, host=None,
                       source="a.log", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=texts[:5],
                       facts={f"f{n}": t for n, t in enumerate(texts)}, root_cause="r", fix=Fix(), verify="v",
                       confidence=1.0, notes=texts[5:10])
@@ -250,7 +250,7 @@ def test_a_secret_found_once_is_masked_where_its_context_is_gone():
     """A fact holds only the value (the pattern captured it without its name); the rendered title and
     the fact itself are still masked, because the evidence line showed what it was."""
     finding = Finding(signature="x", title="login as Zq8vR2mK7pLx4wNs failed", category="program", severity="error",
-                      role="root-cause", rank=0, host=None, source="a.log", lines=(1, 1), line=1, column_start=0,
+                      proposed_role="root-cause", rank=0, host=None, source="a.log", lines=(1, 1), line=1, column_start=0,
                       column_end=1, evidence=["train.py --password Zq8vR2mK7pLx4wNs"], facts={"value": "Zq8vR2mK7pLx4wNs",
                       "cut": "Zq8vR2mK7pL"}, root_cause="r", fix=Fix(), verify="v", confidence=1.0)
     d = Diagnosis(findings=[finding], sources=["a.log"])
@@ -300,7 +300,7 @@ def test_a_launch_command_s_token_is_masked_in_the_relaunch_command():
 def test_a_secret_in_a_signature_s_sentence_is_masked_by_its_context():
     """The engine fills the log's command into fix steps, verify and relaunch: each is searched
     with the rules, not only cleared of secrets found elsewhere (a secret the evidence does not show)."""
-    finding = Finding(signature="x", title="t", category="program", severity="error", role="root-cause", rank=0, host=None,
+    finding = Finding(signature="x", title="t", category="program", severity="error", proposed_role="root-cause", rank=0, host=None,
                       source="a.log", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=["boom"], facts={},
                       root_cause="r", fix=Fix(steps=["rerun `mysql -u root -pZq8vR2mK7pLx4wNs runs`"],
                                               relaunch="sshpass -p Zq8vR2mK7pLx4wNt ssh n1 torchrun train.py"),

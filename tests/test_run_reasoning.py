@@ -195,7 +195,7 @@ def test_a_verify_that_prefixes_the_unknown_command_stays_a_recipe():
     from mltriage.engine.run_reasoning import _verify_without_command
     from mltriage.model import Fix
 
-    f = Finding(signature="s", title="t", category="c", severity="error", role="root-cause", rank=None, host=None,
+    f = Finding(signature="s", title="t", category="c", severity="error", proposed_role="root-cause", rank=None, host=None,
                 source="x", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=["x"], facts={}, root_cause="",
                 fix=Fix(), verify="NCCL_P2P_DISABLE=1 <command>  # finishes", confidence=0.5)
     _verify_without_command(f)

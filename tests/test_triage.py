@@ -171,7 +171,7 @@ def test_the_timeline_merges_per_rank_logs_by_their_timestamps():
     from mltriage.model import Finding, Fix
 
     def at(source, line, ts):
-        return Finding(signature=f"s{line}", title="t", category="c", severity="error", role="collateral", rank=None,
+        return Finding(signature=f"s{line}", title="t", category="c", severity="error", proposed_role="collateral", rank=None,
                        host=None, source=source, lines=(line, line), line=line, column_start=0, column_end=1,
                        evidence=["x"], facts={}, root_cause="", fix=Fix(), verify="", confidence=0.5, timestamp=ts)
 
@@ -179,3 +179,50 @@ def test_the_timeline_merges_per_rank_logs_by_their_timestamps():
               at("b.log", 9, None), at("a.log", 9, 30.0), at("c.log", 1, None)]
     ordered = [(f.source, f.line) for f in in_time_order(events)]
     assert ordered == [("a.log", 1), ("a.log", 3), ("a.log", 7), ("b.log", 5), ("b.log", 9), ("a.log", 9), ("c.log", 1)]
+
+
+# -- triage is the only verdict: stages record why a finding is not what broke, triage alone sets roles --
+
+def test_no_stage_but_triage_sets_a_role():
+    import ast
+
+    package = Path(__file__).resolve().parent.parent / "server" / "mltriage"
+    writers = []
+    for path in package.rglob("*.py"):
+        if path.parent.name == "probe":
+            continue  # the P2P probe's verdicts are about GPU pairs, not findings
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                for leaf in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if isinstance(leaf, ast.Attribute) and leaf.attr in ("role", "verdict"):
+                        writers.append((path.relative_to(package).as_posix(), leaf.attr, node.lineno))
+    assert writers and all(where == "engine/triage.py" and attr == "verdict" for where, attr, _ in writers), writers
+
+
+def test_a_finding_has_no_role_to_set_and_its_context_reason_is_typed_evidence():
+    from mltriage.model import ContextReason, Role
+
+    f = _finding_for_role_checks()
+    with pytest.raises(AttributeError):
+        f.role = Role.CONTEXT
+    assert f.role is Role.ROOT_CAUSE
+    f.set_aside(ContextReason.SURVIVED, "the process carried on")
+    assert f.role is Role.CONTEXT and f.to_json()["context_reason"] == "survived"
+
+
+@pytest.mark.parametrize("log, reason", [("gloo_hang_ctrl_c.log", "after-interrupt"), ("handled_exception.log", "survived")])
+def test_real_logs_say_why_a_finding_was_set_aside(log, reason):
+    d = diagnose_path(Path(__file__).resolve().parent.parent / "corpus" / "cpu" / log)
+    aside = [f for f in d.findings if f.context_reason is not None]
+    assert aside and all(f.role == "context" for f in aside)
+    assert reason in {f.context_reason for f in aside}
+    assert all(f.verdict is not None for f in d.findings)  # every role in the answer is triage's
+
+
+def _finding_for_role_checks():
+    from mltriage.model import Finding, Fix
+
+    return Finding(signature="s", title="t", category="c", severity="error", proposed_role="root-cause", rank=None, host=None,
+                   source="a.log", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=["x"], facts={}, root_cause="r",
+                   fix=Fix(), verify="", confidence=0.5)

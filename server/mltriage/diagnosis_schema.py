@@ -26,10 +26,10 @@ TYPESCRIPT_FILE = ROOT / "extension" / "src" / "generated" / "diagnosis.ts"
 
 RECORDS = (Finding, Fix, LaunchFlag, CatalogueRef, RankRole, TimelineEntry, FlightRecorderSummary, WorkerFailure)
 # fields kept for the engine's own work, never exported
-_INTERNAL = {Finding: {"block", "rank_lines", "rank_places", "column_start", "column_end"}}
+_INTERNAL = {Finding: {"block", "rank_lines", "rank_places", "column_start", "column_end", "proposed_role", "verdict"}}
 # what to_json adds: derived from other fields
 _DERIVED: dict[type, dict[str, Any]] = {
-    Finding: {"columns": tuple[int, int]},
+    Finding: {"role": model.Role, "columns": tuple[int, int]},
     LaunchFlag: {"argument": str},
 }
 _STATUS = ("failure", "incomplete", "healthy")

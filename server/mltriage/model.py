@@ -29,6 +29,16 @@ class Role(StrEnum):
     CONTEXT = "context"  # explained by another finding, or background
 
 
+class ContextReason(StrEnum):
+    """Why a stage found that a finding is not what broke: evidence for triage, which alone sets roles."""
+
+    AFTER_INTERRUPT = "after-interrupt"  # printed after the user interrupted the run (Ctrl-C / SIGINT)
+    WARNING_LEVEL = "warning-level"  # logged at WARNING level while an error-level line ended the run
+    CUT_TRACEBACK = "cut-traceback"  # a traceback the log cut before its exception line, where another finding names the error
+    SURVIVED = "survived"  # the process carried on and made progress after it
+    EXPLAINED = "explained"  # a cause that fired explains it, or outranks it on its own lines
+
+
 class RankVerdict(StrEnum):
     INITIATOR = "initiator"
     COLLATERAL = "collateral"
@@ -70,8 +80,8 @@ SEVERITY_ORDER: dict[str, int] = {Severity.CRITICAL: 3, Severity.ERROR: 2, Sever
 ERROR_SEVERITIES = frozenset({Severity.CRITICAL, Severity.ERROR})  # what makes a run a failure
 
 # the enum each such field holds: a string given at construction or assigned later is checked and converted there
-_TYPED_FIELDS: dict[str, type[StrEnum]] = {"severity": Severity, "role": Role, "clock": Clock, "kind": FindingKind,
-                                           "reported_by": ReportedBy}
+_TYPED_FIELDS: dict[str, type[StrEnum]] = {"severity": Severity, "proposed_role": Role, "verdict": Role, "clock": Clock,
+                                           "kind": FindingKind, "reported_by": ReportedBy, "context_reason": ContextReason}
 
 
 def _typed(name: str, value: object, types: dict[str, type[StrEnum]]) -> object:
@@ -180,7 +190,7 @@ class Finding:
     title: str
     category: str
     severity: Severity
-    role: Role
+    proposed_role: Role  # what its signature (or the stage that made it) says it is; triage gives the role
     rank: int | None
     host: str | None
     source: str
@@ -206,6 +216,8 @@ class Finding:
     area: str = ""  # the signature's area (nccl, cuda, torch-distributed, vllm ...); "" for catalogue findings
     generic: bool = False  # a catch-all layer (any exception, any CUDA error): a specific finding outranks it
     catalogue: CatalogueRef | None = None  # the upstream source site of this message, from the error catalogue
+    context_reason: ContextReason | None = None  # a stage's evidence that this is not what broke (triage weighs it)
+    verdict: Role | None = field(default=None, repr=False, compare=False)  # triage's alone (engine/triage.py)
     block: int | None = field(default=None, repr=False, compare=False)  # internal: traceback block identity
     # internal: for a finding many ranks share (engine/rank_groups.py), each rank's own line, and where
     # some of them reported it in another file or on another host, each rank's (source, host)
@@ -215,6 +227,18 @@ class Finding:
     @property
     def is_error(self) -> bool:
         return self.severity in ERROR_SEVERITIES
+
+    @property
+    def role(self) -> Role:
+        """Triage's verdict; before triage, what the evidence so far says (context once a stage found a reason)."""
+        if self.verdict is not None:
+            return self.verdict
+        return Role.CONTEXT if self.context_reason is not None else self.proposed_role
+
+    def set_aside(self, reason: ContextReason, note: str) -> None:
+        """A stage's finding that this is not what broke, with the words that say why."""
+        self.context_reason = reason
+        self.notes.append(note)
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, _typed(name, value, _TYPED_FIELDS))
@@ -277,6 +301,7 @@ class Finding:
             "kind": self.kind,
             "generic": self.generic,
             "reported_by": self.reported_by,
+            "context_reason": self.context_reason,
             "catalogue": self.catalogue.to_json() if self.catalogue else None,
         }
 

@@ -6,7 +6,6 @@ export interface Finding {
   title: string;
   category: string;
   severity: "critical" | "error" | "warning" | "info";
-  role: "root-cause" | "collateral" | "context";
   rank: number | null;
   host: string | null;
   source: string;
@@ -30,6 +29,8 @@ export interface Finding {
   area: string;
   generic: boolean;
   catalogue: CatalogueRef | null;
+  context_reason: "after-interrupt" | "warning-level" | "cut-traceback" | "survived" | "explained" | null;
+  role: "root-cause" | "collateral" | "context";
   columns: [number, number];
 }
 

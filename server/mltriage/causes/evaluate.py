@@ -5,7 +5,7 @@ from __future__ import annotations
 from mltriage.causes.conditions import CONDITIONS
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
-from mltriage.model import Finding
+from mltriage.model import ContextReason, Finding
 from mltriage.run_model.model import RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom
@@ -140,8 +140,7 @@ def _to_context(findings: list[Finding], which, note: str) -> None:
     """The root-cause errors ``which`` picks are what the cause explains: context, with the note why."""
     for f in findings:
         if f.is_error and f.role == "root-cause" and which(f):
-            f.role = "context"
-            f.notes.append(note)
+            f.set_aside(ContextReason.EXPLAINED, note)
 
 
 def _covers(finding: Finding, lines: set[tuple[str, int]]) -> bool:

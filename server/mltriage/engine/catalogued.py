@@ -299,7 +299,7 @@ def _finding_for(line: CatalogueLine, match: CatalogueMatch | None, chain: list[
         title="",
         category="communication" if network else "program",
         severity=level,
-        role="root-cause" if level == "error" else "context",
+        proposed_role="root-cause" if level == "error" else "context",
         rank=rank,
         host=line.context.host or line.source.host,
         source=line.source.name,

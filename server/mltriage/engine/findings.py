@@ -280,7 +280,7 @@ def _finding_from_hit(hit: Hit) -> Finding:
         category=rule.category,
         area=rule.area,
         severity=severity,
-        role=role,
+        proposed_role=role,
         rank=rank,
         host=host,
         source=hit.source.name,

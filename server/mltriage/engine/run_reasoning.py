@@ -18,7 +18,7 @@ import re
 from mltriage.command_line import with_flags
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
-from mltriage.model import Finding
+from mltriage.model import ContextReason, Finding, Severity
 from mltriage.templates import ranks_text
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
 from mltriage.engine.run_facts import FINISHED_LINE, RunFacts, TailLine
@@ -118,7 +118,7 @@ def derived_finding(rule: Rule, facts: dict[str, str], source: str, line: int, t
     title, root_cause, fix, verify = render_rule_text(rule, facts)
     return Finding(
         signature=rule.id, title=title, category=rule.category, area=rule.area, severity=rule.severity,
-        role=rule.role, rank=rank, host=None, source=source, lines=(line, line), line=line,
+        proposed_role=rule.role, rank=rank, host=None, source=source, lines=(line, line), line=line,
         column_start=0, column_end=len(text), evidence=list(evidence), facts=dict(facts),
         root_cause=root_cause, fix=fix, verify=verify, confidence=rule.confidence, p2p_related=rule.p2p_related,
         notes=list(notes), kind=rule.kind, ranks=[rank] if rank is not None else [],
@@ -214,8 +214,9 @@ def _demote_interrupt_tracebacks(findings: list[Finding], observations: Observat
         if at is None or not f.is_error or f.lines[1] < at:
             continue
         if f.generic or f.category == "launcher" or f.facts.get("exception_type") == "KeyboardInterrupt":
-            f.severity, f.role = "warning", "context"
-            f.notes.append(f"printed after the user interrupted the run (Ctrl-C / SIGINT at line {at}): where it was stopped, not what broke")
+            f.severity = Severity.WARNING
+            f.set_aside(ContextReason.AFTER_INTERRUPT,
+                        f"printed after the user interrupted the run (Ctrl-C / SIGINT at line {at}): where it was stopped, not what broke")
 
 
 # -- lines the program logged as warnings ---------------------------------------------------------------
@@ -238,8 +239,8 @@ def _demote_warning_level_lines(findings: list[Finding]) -> None:
         if not f.is_error or f.facts.get("log_level") != "warning":
             continue
         if ended:
-            f.severity, f.role = "warning", "context"
-            f.notes.append("the program logged this at WARNING level and went on; the error it stopped on is named first")
+            f.severity = Severity.WARNING
+            f.set_aside(ContextReason.WARNING_LEVEL, "the program logged this at WARNING level and went on; the error it stopped on is named first")
         elif f.block is None and any(_WENT_ON.search(line) for line in f.evidence[-1:]):
             f.severity = "warning"
             f.notes.append("the program logged this at WARNING level and said it falls back or goes on: a condition it survived")
@@ -256,8 +257,8 @@ def _demote_unterminated_tracebacks(findings: list[Finding]) -> None:
         return
     for f in findings:
         if f.generic and f.block is not None and "exception_type" not in f.facts and f.is_error:
-            f.severity, f.role = "warning", "context"
-            f.notes.append("the log stops inside this traceback before its exception line; the error is named elsewhere")
+            f.severity = Severity.WARNING
+            f.set_aside(ContextReason.CUT_TRACEBACK, "the log stops inside this traceback before its exception line; the error is named elsewhere")
 
 
 # -- tracebacks the run survived ----------------------------------------------------------------------
@@ -281,9 +282,8 @@ def _demote_survived_tracebacks(findings: list[Finding], run: RunFacts) -> None:
                  and g.is_error and g.line > f.lines[1]]
         if later:
             continue
-        f.severity = "warning"
-        f.role = "context"
+        f.severity = Severity.WARNING
         if f.generic and f.facts.get("exception_type"):
             f.title = f"Python exception logged and handled: {f.facts['exception_type']} (the run carried on)"
-        f.notes.append(f"the process carried on after this traceback and was still making progress at line {last.line} "
-                       f"({clip(last.message, 120)}): it was logged and handled, not what ended the run")
+        f.set_aside(ContextReason.SURVIVED, f"the process carried on after this traceback and was still making progress at line {last.line} "
+                                            f"({clip(last.message, 120)}): it was logged and handled, not what ended the run")

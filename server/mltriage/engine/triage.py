@@ -28,7 +28,7 @@ from mltriage.engine.findings import comparable_times
 from mltriage.engine.flight_recorder import RankTrace, Verdict, analyse
 from mltriage.engine.launcher import WorkerFailure
 from mltriage.numbers import parse_int
-from mltriage.model import Diagnosis, Finding, FlightRecorderSummary, RankRole, TimelineEntry
+from mltriage.model import Diagnosis, Finding, FlightRecorderSummary, RankRole, Role, TimelineEntry
 from mltriage.templates import ranks_text
 
 _COMMUNICATION_AREAS = {"nccl", "torch-distributed", "torchrun"}
@@ -117,6 +117,8 @@ def triage(
     if d.root_cause_index is None and d.findings and d.status == "failure":
         d.root_cause_index = 0  # Flight Recorder alone proved the failure: its leading finding stands for it
     _link_consequences(d)
+    for f in d.findings:  # the verdict: every finding's role is now triage's, whatever stage raised it
+        f.verdict = f.role
     d.initiating_host = _host_of(decision.initiator, d.findings, workers)
     d.ranks = _rank_roles(d.findings, ev.all_ranks, decision.initiator, workers, traces)
     _classify(d, ev, decision)
@@ -447,7 +449,7 @@ def _relabel_followers(d: Diagnosis, initiator: int) -> None:
     """In this job, another rank's "root cause" came after the initiator's failure: a consequence."""
     for f in d.findings:
         if f.role == "root-cause" and _is_error(f) and f.rank is not None and initiator not in f.reporting_ranks:
-            f.role = "collateral"
+            f.verdict = Role.COLLATERAL
             f.notes.append(f"usually a root cause, but here rank {initiator} failed first: a consequence in this job")
 
 
