@@ -2,7 +2,8 @@
 
 Multi-rank logs arrive decorated: torchrun's ``[default3]:`` and ``[rank3]:``, DeepSpeed's
 ``[Rank 3]``, ``srun -l``'s ``3:``, Open MPI's ``[1,3]<stderr>:``, NCCL's ``host:pid:tid [dev]``,
-Ray/vLLM worker tags ``(VllmWorker rank=1 pid=123)``, and timestamps in half a dozen formats.
+Ray/vLLM worker tags ``(VllmWorker rank=1 pid=123)``, the container's name that ``docker compose``
+and ``kubectl logs --prefix`` put before each line, and timestamps in half a dozen formats.
 Signatures match the bare message; the prefixes tell us which rank, host and time it came from.
 """
 
@@ -50,6 +51,8 @@ _PREFIX = re.compile(
       | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]{1,2}(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
       | \[[ ]{0,12}(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
       | (?P<level>\[(?P<level_word>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp
+      | [A-Za-z0-9][\w.-]{0,62}[ ]{2,64}\|(?=[ ]|$)               # docker compose: fmt.Sprintf("%-"+width+"s | ", name), width > len(name)
+      | \[(?:pod/[\w.-]{1,253}/[\w.-]{0,63}|node/[\w.-]{1,253})\]  # kubectl logs --prefix: "[pod/%s/%s] ", "[node/%s] "
     )
     [ ]?                                                          # one separator space; indentation after it is content
     """,

@@ -75,6 +75,35 @@ def clean_line(raw: bytes | str) -> str:
     return text
 
 
+MARGIN_SAMPLE = 40  # non-blank lines a pasted block's shared indentation is read from
+
+
+def common_margin(block: bytes) -> bytes:
+    """The indentation (spaces and tabs) that every one of a source's first non-blank lines shares, at
+    least two of them: a log pasted as an indented block (a Markdown code block, a quoted reply) is read
+    as the log behind it, so a traceback's own indentation still tells its frames from its exception."""
+    margin: bytes | None = None
+    seen = 0
+    for line in block.split(b"\n", 4 * MARGIN_SAMPLE)[: 4 * MARGIN_SAMPLE]:
+        body = line.rstrip(b"\r")
+        if not body.strip():
+            continue
+        lead = body[: len(body) - len(body.lstrip(b" \t"))]
+        if margin is None:
+            margin = lead
+        else:
+            n = 0
+            while n < len(margin) and n < len(lead) and margin[n] == lead[n]:
+                n += 1
+            margin = margin[:n]
+        if not margin:
+            return b""
+        seen += 1
+        if seen >= MARGIN_SAMPLE:
+            break
+    return margin if margin and seen >= 2 else b""
+
+
 class Kind(enum.Enum):
     TEXT = "text"
     PICKLE = "pickle"  # maybe a Flight Recorder dump

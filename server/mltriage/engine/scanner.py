@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mltriage.engine import linear_regex
 from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, ERROR_MARKERS, VERSION_MARKERS, CatalogueLines
@@ -25,7 +25,7 @@ from mltriage.engine.hit_store import HitStore
 from mltriage.engine.matcher import Matcher
 from mltriage.engine.prefilter_budget import FINISH_LITERALS, PrefilterBudget
 from mltriage.engine.prefixes import MEMO_LINE, LineContext, parse_prefixes
-from mltriage.engine.reader import Source, clean_line
+from mltriage.engine.reader import Source, clean_line, common_margin
 from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, note_markers, read_tail
 from mltriage.engine.torchrun_reader import SummaryLine, TorchrunReader
 from mltriage.engine.tracebacks import (
@@ -107,6 +107,7 @@ class Scanner:
         self.catalogue_lines = CatalogueLines()  # error/warning lines for the catalogue to name
         self._plans: dict[frozenset[str], _Plan] = {}
         self._texts: dict[bytes, str] = {}  # a short line's bytes -> its cleaned text
+        self._source_start = 0
         self._reset_source(None)
 
     # -- per source state -------------------------------------------------------------------
@@ -122,9 +123,11 @@ class Scanner:
         self.store.summary_open = False
         self._ended_without_newline = False
         self._tail = b""
+        self._margin = b""  # the indentation every line of a pasted block shares (read from the source's first block)
 
     def begin(self, source: Source, first_line: int = 1) -> None:
         self._reset_source(source, first_line)
+        self._source_start = self.bytes_read
         if source.rank is not None:
             self.ranks_seen.add(source.rank)
 
@@ -143,6 +146,8 @@ class Scanner:
     # -- the loop ---------------------------------------------------------------------------
     def feed(self, block: bytes) -> None:
         """Scan one block that ends at a line end (or is a piece of a monster line)."""
+        if self.line_no == self._line_base and self.bytes_read == self._source_start:
+            self._margin = common_margin(block)
         self.bytes_read += len(block)
         self.matcher.input_bytes = self.bytes_read
         if self.observations.pending:
@@ -264,6 +269,18 @@ class Scanner:
                 self._texts[raw] = text
         return text
 
+    def _context(self, text: str) -> LineContext:
+        """The line's prefixes, past the margin of a pasted block (columns still count from the line's start)."""
+        margin = len(self._margin)
+        if margin and text.startswith(self._margin_text):
+            ctx = parse_prefixes(text[margin:])
+            return replace(ctx, offset=ctx.offset + margin)
+        return parse_prefixes(text)
+
+    @property
+    def _margin_text(self) -> str:
+        return self._margin.decode("ascii")
+
     def _stream(self, ctx: LineContext) -> StreamKey:
         rank = ctx.rank if ctx.rank is not None else self.source.rank
         return (self.source.name, rank)
@@ -271,7 +288,7 @@ class Scanner:
     def _fast_line(self, block: bytes, start: int, end: int, line_no: int, anchor: int) -> None:
         self._block, self._line_end = block, end
         text = self._line_text(block, start, end, anchor)
-        ctx = parse_prefixes(text)
+        ctx = self._context(text)
         stream = self._stream(ctx)
         message = ctx.message
         if self.torchrun.open_if_section(message, line_no):
@@ -292,8 +309,8 @@ class Scanner:
 
     def _summary_line(self, block: bytes, start: int, end: int, line_no: int, has_trigger: bool) -> None:
         text = self._line_text(block, start, end, start)
-        ctx = parse_prefixes(text)
-        read = self.torchrun.read_line(text, ctx.message, line_no)
+        ctx = self._context(text)
+        read = self.torchrun.read_line(ctx.message, line_no)
         if read is SummaryLine.ENDED:
             self.store.summary_open = False
             if has_trigger:
@@ -309,6 +326,8 @@ class Scanner:
             self._summary_line(block, start, end, line_no, has_trigger)
             return
         raw = block[start:end]
+        if self._margin and raw.startswith(self._margin):
+            raw = raw[len(self._margin):]
         if not has_trigger and raw[:1] in (b" ", b"\t"):
             # An unprefixed frame or source line: it can only extend the source's own traceback.
             own = self.open_blocks.get((self.source.name, self.source.rank))
@@ -317,7 +336,7 @@ class Scanner:
                 self.tracebacks.extend(own, line_no, line, line)
             return
         text = self._line_text(block, start, end, start)
-        ctx = parse_prefixes(text)
+        ctx = self._context(text)
         stream = self._stream(ctx)
         message = ctx.message
         open_block = self.open_blocks.get(stream)
@@ -398,4 +417,4 @@ class Scanner:
         if plan.spanning:  # only these read the lines below (a tensor, a matrix)
             block, end = self._block, self._line_end
             ahead = block[end + 1:end + 1 + LOOKAHEAD_BYTES]
-        self.observations.line(plan.wordings, ctx.message, text, self.source.name, line_no, stream[1], ahead)
+        self.observations.line(plan.wordings, ctx.message, text, self.source.name, line_no, stream[1], ahead, ctx.host)

@@ -80,10 +80,10 @@ class TorchrunReader:
         return self.summary.field_line(block, pos, self.longest)
 
     # -- a decoded line --------------------------------------------------------------------------
-    def read_line(self, text: str, message: str, line_no: int) -> SummaryLine:
+    def read_line(self, message: str, line_no: int) -> SummaryLine:
         if self.open_if_section(message, line_no):
             return SummaryLine.NEW_SECTION
-        if not self.summary.feed(text, line_no):
+        if not self.summary.feed(message, line_no):  # past a launcher's or container's prefix
             self.close()
             return SummaryLine.ENDED
         return SummaryLine.INSIDE

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from mltriage.engine.prefixes import parse_prefixes
 from mltriage.run_model.model import ChosenInterface, Fact, IfaceKind, Network, NetTransport
 from mltriage.symptoms.observe import Observations
 from mltriage.symptoms.vocabulary import Symptom
@@ -56,19 +55,11 @@ def address_kind(address: str) -> IfaceKind | None:
     return classify("", str(ip))
 
 
-def host_of(text: str) -> str | None:
-    """The host of NCCL's ``host:pid:tid [dev]`` prefix (or a Ray worker's ip=), None without one."""
-    try:
-        return parse_prefixes(text).host
-    except Exception:  # a prefix that does not parse is no host, never a failed diagnosis
-        return None
-
-
 def build_network(observations: Observations) -> Network:
     net = Network()
     seen: set[tuple] = set()
     for obs in observations.of(Symptom.INTERFACE_CHOSEN):
-        host = host_of(obs.text)
+        host = obs.host
         for name, address in _ONE.findall(str(obs.facts.get("interfaces", ""))):
             key = (str(obs.facts.get("role", "NET")), name, address, host)
             if key not in seen and len(net.interfaces) < MAX_INTERFACES:
@@ -105,7 +96,7 @@ def _hosts(net: Network, observations: Observations) -> None:
                     Symptom.PEER_CONNECT_FAILED, Symptom.PEER_CONNECTION_CLOSED, Symptom.NET_CHOSEN, Symptom.IB_ABSENT,
                     Symptom.ENV_SET, Symptom.SOCKET_ADDRESS_INVALID):
         for obs in observations.of(symptom):
-            host = host_of(obs.text)
+            host = obs.host
             if host and host not in net.hosts and len(net.hosts) < MAX_HOSTS:
                 net.hosts[host] = Fact(f"host {host}", obs.line, obs.text)
     for obs in observations.of(Symptom.DEVICE_LISTED):  # nccl-tests lists every rank with its host ("#  Rank  0 ... on node-a")

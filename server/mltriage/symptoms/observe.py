@@ -34,6 +34,7 @@ class Observation:
     rank: int | None
     text: str  # the line as logged, clipped
     facts: dict[str, object] = field(default_factory=dict)
+    host: str | None = None  # the host its line's prefix names (NCCL's host:pid:tid, a Ray worker's ip=), read at capture
 
 
 @dataclass(slots=True)
@@ -69,6 +70,7 @@ class Observations:
     """Everything observed in one diagnosis, bounded."""
 
     def __init__(self) -> None:
+        self._line_host: str | None = None  # the host of the line being matched (its prefix's)
         self.kept: dict[tuple[Symptom, str], list[Observation]] = {}
         self.last: dict[tuple[Symptom, str], Observation] = {}
         self.counts: dict[Symptom, int] = {}
@@ -89,10 +91,11 @@ class Observations:
 
     # -- capture ------------------------------------------------------------------------------------
     def line(self, wordings: tuple[Wording, ...], message: str, text: str, source: str, line: int, rank: int | None,
-             ahead: bytes | None) -> None:
+             ahead: bytes | None, host: str | None = None) -> None:
         """Match ``wordings`` (``wordings_of`` the line's symptom literals) on this line; a fallback wording
         only where no other wording of its symptom matched and the line is not below error level. ``ahead``:
         the bytes that follow the line in its block (for the symptoms that span lines)."""
+        self._line_host = host
         fallbacks: list[Wording] = []
         matched: set[Symptom] = set()
         for wording in wordings:
@@ -146,7 +149,7 @@ class Observations:
                 if _config_mapping_lookup(frame_facts):
                     self.add(Observation(Symptom.MODEL_TYPE_UNKNOWN, source, line, rank, clip(text, 400), {
                         "model_type": facts.get("key"), "transformers_before": "4.37", "form": "config-mapping-key-error"}))
-        self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts))
+        self.add(Observation(wording.symptom, source, line, rank, clip(text, 400), facts, self._line_host))
         return True
 
     def _search(self, wording: Wording, subject: str) -> tuple[int, dict[str, object]] | None:

@@ -888,13 +888,13 @@ WORDINGS: tuple[Wording, ...] = (
       r"^\s{0,8}File \"[^\"\n]{0,300}transformers/trainer\.py\", line \d{1,6}, in (?P<function>evaluate|evaluation_loop|prediction_step|_maybe_log_save_evaluate)\s{0,4}$",
       "huggingface/transformers v4.40.0 src/transformers/trainer.py: the frames of Trainer.evaluate (line 3467 output = eval_loop(...)), "
       "evaluation_loop (3650 self.prediction_step(...)) and prediction_step (3846 outputs = model(**inputs)), called from "
-      "_maybe_log_save_evaluate (2662)", whole_line=True),
+      "_maybe_log_save_evaluate (2662)"),
     W(Symptom.EVAL_FRAME, ("in validat", "in evaluat", "in eval", "in val_", "in test_step", "in _evaluation_loop", "in _run_validation"),
       r"^\s{0,8}File \"[^\"\n]{1,300}\", line \d{1,6}, in (?P<function>validate\w{0,20}|validation_step|val_step|val_epoch\w{0,10}|test_step|"
       r"evaluate\w{0,20}|evaluation\w{0,20}|eval(?:_\w{1,20})?|_evaluation_loop|_run_validation\w{0,20})\s{0,4}$",
       "pytorch/examples imagenet/main.py validate(val_loader, model, criterion, args) and PyTorch Lightning's LightningModule."
       "validation_step / test_step hooks (run by loops/evaluation_loop.py _evaluation_loop): the frame a CPython traceback prints "
-      "(\"  File \\\"%s\\\", line %d, in %s\")", whole_line=True),
+      "(\"  File \\\"%s\\\", line %d, in %s\")"),
     # -- stops -------------------------------------------------------------------------------------
     W(Symptom.COLLECTIVE_TIMEOUT, ("Watchdog caught collective operation timeout",),
       r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op_type>\w{1,40})"

@@ -1,0 +1,56 @@
+"""The same failure logged through a container runtime or pasted as an indented block gives the same
+answer: the forms come from the tools that add them, the logs are real recordings (corpus/)."""
+
+from pathlib import Path
+
+import pytest
+
+from mltriage.engine import diagnose_text
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+LOGS = ["cpu/tcpstore_addr_in_use.log", "cpu/ddp_detail_segv_torchrun.log", "cpu/timeout_rank0_eval.log",
+        "cpu/dataloader_worker_sigkill.log", "gpu/cuda_oom.log", "gpu/nccl_socket_ifname.log", "gpu/illegal_address_torch.log"]
+
+
+def _each(log: str, prefix: str) -> str:
+    return "".join(prefix + line if line.strip() else line for line in log.splitlines(keepends=True))
+
+
+FORMS = {
+    # docker/compose cmd/formatter/logs.go: fmt.Sprintf("%-"+strconv.Itoa(width)+"s | ", name), width = longest name + 1
+    "docker compose": lambda log: _each(log, "%-*s | " % (len("trainer-1") + 1, "trainer-1")),
+    # kubernetes staging/src/k8s.io/kubectl/pkg/cmd/logs/logs.go (--prefix): fmt.Sprintf("[pod/%s/%s] ", pod, container)
+    "kubectl --prefix": lambda log: _each(log, "[pod/%s/%s] " % ("pytorchjob-worker-0", "pytorch")),
+    "an indented block": lambda log: _each(log, "    "),  # a Markdown code block, a quoted reply
+}
+
+
+def _answer(d):
+    root = d.root_cause
+    return (root.signature if root else None, d.initiating_rank, d.status)
+
+
+@pytest.mark.parametrize("name", LOGS)
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_the_same_answer_behind_a_container_prefix_or_a_margin(name, form):
+    log = (CORPUS / name).read_text(encoding="utf-8", errors="replace")
+    plain = diagnose_text(log, name)
+    assert plain.root_cause is not None
+    assert _answer(diagnose_text(FORMS[form](log), name)) == _answer(plain)
+
+
+def test_an_indented_block_keeps_its_columns_and_its_traceback():
+    log = (CORPUS / "cpu" / "tcpstore_addr_in_use.log").read_text(encoding="utf-8")
+    plain, indented = diagnose_text(log, "a.log"), diagnose_text(FORMS["an indented block"](log), "a.log")
+    a, b = plain.root_cause, indented.root_cause
+    assert (b.line, b.lines) == (a.line, a.lines)  # the traceback's span: frames told from the exception line
+    assert (b.column_start, b.column_end) == (a.column_start + 4, a.column_end + 4)  # columns of the line as written
+
+
+def test_a_margin_is_what_every_first_line_shares():
+    from mltriage.engine.reader import common_margin
+
+    assert common_margin(b"    Traceback (most recent call last):\n      File \"a.py\", line 1\n    RuntimeError: x\n") == b"    "
+    assert common_margin(b"Traceback (most recent call last):\n  File \"a.py\", line 1\nRuntimeError: x\n") == b""
+    assert common_margin(b"\t  one\r\n\n\t  two\r\n") == b"\t  "  # blank lines and CRLF do not count
+    assert common_margin(b"    only one line\n") == b""  # one line is no block
