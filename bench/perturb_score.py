@@ -45,6 +45,10 @@ REWRITES = {
     "crlf": lambda log: log.replace("\n", "\r\n"),
     "ansi": lambda log: _LEVEL.sub(lambda m: f"\x1b[31m{m.group(1)}\x1b[0m", log),
     "tail-40": lambda log: "\n".join(log.splitlines()[-40:]) + "\n",
+    "kubectl-timestamps": lambda log: _each_line(log, lambda i: "2024-05-01T12:00:%02d.123456789Z " % (i % 60)),
+    "journald": lambda log: _each_line(log, lambda i: "May 01 12:00:%02d node01 python3[48213]: " % (i % 60)),
+    "quoted": lambda log: _each_line(log, lambda i: "> "),
+    "wrapped-120": lambda log: "\n".join(line[k:k + 120] for line in log.splitlines() for k in range(0, max(len(line), 1), 120)) + "\n",
 }
 
 

@@ -21,7 +21,10 @@ FORMS = {
     "docker compose": lambda log: _each(log, "%-*s | " % (len("trainer-1") + 1, "trainer-1")),
     # kubernetes staging/src/k8s.io/kubectl/pkg/cmd/logs/logs.go (--prefix): fmt.Sprintf("[pod/%s/%s] ", pod, container)
     "kubectl --prefix": lambda log: _each(log, "[pod/%s/%s] " % ("pytorchjob-worker-0", "pytorch")),
-    "an indented block": lambda log: _each(log, "    "),  # a Markdown code block, a quoted reply
+    "an indented block": lambda log: _each(log, "    "),  # a Markdown code block
+    "a quoted reply": lambda log: _each(log, "> "),  # Markdown's and e-mail's quote
+    # systemd src/shared/logs-show.c output_short: "%b %d %H:%M:%S" realtime, hostname, identifier, "[%pid]: "
+    "journalctl": lambda log: _each(log, "Dec 03 12:00:01 node01 python3[48213]: "),
 }
 
 
@@ -53,4 +56,6 @@ def test_a_margin_is_what_every_first_line_shares():
     assert common_margin(b"    Traceback (most recent call last):\n      File \"a.py\", line 1\n    RuntimeError: x\n") == b"    "
     assert common_margin(b"Traceback (most recent call last):\n  File \"a.py\", line 1\nRuntimeError: x\n") == b""
     assert common_margin(b"\t  one\r\n\n\t  two\r\n") == b"\t  "  # blank lines and CRLF do not count
-    assert common_margin(b"    only one line\n") == b""  # one line is no block
+    assert common_margin(b"    RuntimeError: Address already in use\n") == b"    "  # a one-line paste too
+    assert common_margin(b"> Traceback (most recent call last):\n>   File \"a.py\", line 1\n> RuntimeError: x\n") == b"> "
+    assert common_margin(b">>> import torch\nTraceback (most recent call last):\n") == b""

@@ -3,7 +3,7 @@
 Multi-rank logs arrive decorated: torchrun's ``[default3]:`` and ``[rank3]:``, DeepSpeed's
 ``[Rank 3]``, ``srun -l``'s ``3:``, Open MPI's ``[1,3]<stderr>:``, NCCL's ``host:pid:tid [dev]``,
 Ray/vLLM worker tags ``(VllmWorker rank=1 pid=123)``, the container's name that ``docker compose``
-and ``kubectl logs --prefix`` put before each line, and timestamps in half a dozen formats.
+and ``kubectl logs --prefix`` put before each line, journald's and syslog's ``Mon DD HH:MM:SS host ident[pid]:``, and timestamps in half a dozen formats.
 Signatures match the bare message; the prefixes tell us which rank, host and time it came from.
 """
 
@@ -48,6 +48,7 @@ _PREFIX = re.compile(
       | (?P<iso>\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?)  # ISO
       | (?P<glog>[IWEF](?P<glog_md>\d{4})[ ](?P<glog_time>\d{2}:\d{2}:\d{2})(?P<glog_frac>\.\d{1,6})?[ ]{1,8}(?P<glog_pid>\d{1,12})[ ][^\]\s]{1,200}\])  # glog/c10
       | (?P<vllm>(?P<vllm_level>INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ](?P<vllm_md>\d{2}-\d{2})[ ](?P<vllm_time>\d{2}:\d{2}:\d{2})(?:\.\d{1,9})?[ ](?:\[[^\]]{1,120}\]|[\w.-]{1,120}:\d{1,6}\]))  # vLLM (<= 0.5: "file.py:N]")
+      | (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ ]{1,2}\d{1,2}[ ]\d{2}:\d{2}:\d{2}[ ][A-Za-z0-9][\w.-]{0,62}[ ][\w.@/-]{1,64}(?:\[\d{1,10}\])?:  # journalctl / syslog: peeled only (its time and host are the journal's; the program's own prefixes after it say when and where)
       | \[(?P<dmesg_ctime>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[ ](?P<dm_mon>[A-Z][a-z]{2})[ ]{1,2}(?P<dm_day>\d{1,2})[ ](?P<dm_time>\d{2}:\d{2}:\d{2})[ ](?P<dm_year>\d{4}))\]  # dmesg -T
       | \[[ ]{0,12}(?P<uptime>\d{1,10}\.\d{6})\]                     # dmesg
       | (?P<level>\[(?P<level_word>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\])  # [INFO] after a timestamp

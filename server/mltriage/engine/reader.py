@@ -76,11 +76,12 @@ def clean_line(raw: bytes | str) -> str:
 
 
 MARGIN_SAMPLE = 40  # non-blank lines a pasted block's shared indentation is read from
+_MARGIN_CHARS = b" \t>"  # indentation, and the "> " of a quoted reply (Markdown, e-mail)
 
 
 def common_margin(block: bytes) -> bytes:
-    """The indentation (spaces and tabs) that every one of a source's first non-blank lines shares, at
-    least two of them: a log pasted as an indented block (a Markdown code block, a quoted reply) is read
+    """The indentation (spaces, tabs and a quote's ``>``) that every one of a source's first non-blank
+    lines shares: a log pasted as an indented block (a Markdown code block) or quoted in a reply is read
     as the log behind it, so a traceback's own indentation still tells its frames from its exception."""
     margin: bytes | None = None
     seen = 0
@@ -88,7 +89,7 @@ def common_margin(block: bytes) -> bytes:
         body = line.rstrip(b"\r")
         if not body.strip():
             continue
-        lead = body[: len(body) - len(body.lstrip(b" \t"))]
+        lead = body[: len(body) - len(body.lstrip(_MARGIN_CHARS))]
         if margin is None:
             margin = lead
         else:
@@ -101,7 +102,7 @@ def common_margin(block: bytes) -> bytes:
         seen += 1
         if seen >= MARGIN_SAMPLE:
             break
-    return margin if margin and seen >= 2 else b""
+    return margin or b""
 
 
 class Kind(enum.Enum):
