@@ -1,6 +1,7 @@
 """The same failure logged through a container runtime or pasted as an indented block gives the same
 answer: the forms come from the tools that add them, the logs are real recordings (corpus/)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from mltriage.engine import diagnose_text
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-LOGS = ["cpu/tcpstore_addr_in_use.log", "cpu/ddp_detail_segv_torchrun.log", "cpu/timeout_rank0_eval.log",
+LOGS = ["gpu/nccl_warn_chain_ifname.log", "cpu/tcpstore_addr_in_use.log", "cpu/ddp_detail_segv_torchrun.log", "cpu/timeout_rank0_eval.log",
         "cpu/dataloader_worker_sigkill.log", "gpu/cuda_oom.log", "gpu/nccl_socket_ifname.log", "gpu/illegal_address_torch.log"]
 
 
@@ -23,6 +24,8 @@ FORMS = {
     "kubectl --prefix": lambda log: _each(log, "[pod/%s/%s] " % ("pytorchjob-worker-0", "pytorch")),
     "an indented block": lambda log: _each(log, "    "),  # a Markdown code block
     "a quoted reply": lambda log: _each(log, "> "),  # Markdown's and e-mail's quote
+    # a logger's coloured level words (colorlog, loguru: ESC[31m ... ESC[0m) and NCCL's WARN in a coloured terminal
+    "coloured level words": lambda log: re.sub(r"\b(ERROR|WARNING|WARN|CRITICAL|Error)\b", "\x1b[31m\\1\x1b[0m", log),
     # systemd src/shared/logs-show.c output_short: "%b %d %H:%M:%S" realtime, hostname, identifier, "[%pid]: "
     "journalctl": lambda log: _each(log, "Dec 03 12:00:01 node01 python3[48213]: "),
 }

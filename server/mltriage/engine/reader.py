@@ -40,6 +40,7 @@ CR_LINES = 64 * 1024  # a stretch without a line feed this long is CR-ended line
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, VS Code's 633 shell integration)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+ANSI_BYTES = re.compile(_ANSI.pattern.encode("ascii"))  # the same sequences in a block of bytes
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 

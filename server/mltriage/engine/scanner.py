@@ -25,7 +25,7 @@ from mltriage.engine.hit_store import HitStore
 from mltriage.engine.matcher import Matcher
 from mltriage.engine.prefilter_budget import FINISH_LITERALS, PrefilterBudget
 from mltriage.engine.prefixes import MEMO_LINE, LineContext, parse_prefixes
-from mltriage.engine.reader import Source, clean_line, common_margin
+from mltriage.engine.reader import ANSI_BYTES, Source, clean_line, common_margin
 from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, note_markers, read_tail
 from mltriage.engine.torchrun_reader import SummaryLine, TorchrunReader
 from mltriage.engine.tracebacks import (
@@ -146,9 +146,14 @@ class Scanner:
     # -- the loop ---------------------------------------------------------------------------
     def feed(self, block: bytes) -> None:
         """Scan one block that ends at a line end (or is a piece of a monster line)."""
-        if self.line_no == self._line_base and self.bytes_read == self._source_start:
-            self._margin = common_margin(block)
+        first = self.line_no == self._line_base and self.bytes_read == self._source_start  # the source's first block
         self.bytes_read += len(block)
+        if b"\x1b" in block:
+            # colours and cursor codes off before the pre-filter: a coloured level word ("\x1b[31mWARN\x1b[0m") is still
+            # its phrase (lines end where they ended: no escape spans a line feed)
+            block = ANSI_BYTES.sub(b"", block)
+        if first:
+            self._margin = common_margin(block)
         self.matcher.input_bytes = self.bytes_read
         if self.observations.pending:
             self.observations.resume(block[:LOOKAHEAD_BYTES])

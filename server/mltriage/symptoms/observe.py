@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mltriage.engine.prefixes import parse_prefixes
 from mltriage.masking import clip
 from mltriage.symptoms.vocabulary import BELOW_ERROR_LEVEL, BY_LITERAL, Symptom, Wording
 
@@ -193,7 +194,9 @@ class Observations:
             return
         chunk = message
         if ")" not in message and ahead:
-            chunk = message + "\n" + ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace")
+            # the repr's next lines, each past its own prefixes (a container's or launcher's name holds digits too)
+            below = ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")
+            chunk = "\n".join([message, *(parse_prefixes(t).message for t in below)])
         m = _TENSOR.search(chunk)
         if m is None:
             return
