@@ -56,7 +56,7 @@ def test_the_odd_one_out_stands_alone():
     d = diagnose_text("".join(watchdog(r, 2636 if r == odd else 2635) for r in range(RANKS)))
     assert d.initiating_rank == odd
     alone = [f for f in d.findings if f.rank == odd]
-    assert alone and alone[0].ranks == [odd] and alone[0].facts.get("seq") == "2636"
+    assert alone and alone[0].ranks == [odd] and alone[0].facts.get("seq") == 2636
     shared = [f for f in d.findings if len(f.ranks) > 1]
     assert shared and odd not in shared[0].ranks and len(shared[0].ranks) == RANKS - 1
 

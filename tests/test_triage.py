@@ -92,7 +92,7 @@ def test_launcher_lines_go_to_the_rank_whose_pid_they_name():
     assert by_pid
     for f in by_pid:
         assert f.rank == pid_rank[int(f.facts["pid"])], (f.signature, f.line, f.facts)
-        assert f.ranks == [f.rank] and f.facts["rank"] == str(f.rank)
+        assert f.ranks == [f.rank] and f.facts["rank"] == f.rank  # an int, typed at capture
     sigterm = [f for f in d.findings if f.signature == "torchrun-worker-sigterm"]
     assert sigterm and 2 not in {f.rank for f in sigterm}  # the initiator was never SIGTERMed
     assert {f.rank for f in sigterm} == {0, 1, 3}

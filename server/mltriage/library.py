@@ -128,6 +128,16 @@ class Rule:
     def excludes(self) -> list[regex.Pattern[str]]:
         return [self._compile(p) for p in self.exclude_sources]
 
+    @cached_property
+    def int_facts(self) -> frozenset[str]:
+        """The facts its patterns capture as whole numbers (a group of digits, with an optional sign, wherever the
+        group appears): they are ints from capture on, in the finding and in the JSON."""
+        typed: dict[str, bool] = {}
+        for source in (*self.pattern_sources, *self.require_sources):
+            for name, digits in groups_of(source).items():
+                typed[name] = typed.get(name, True) and digits
+        return frozenset(name for name, digits in typed.items() if digits)
+
     def _compile(self, source: str) -> regex.Pattern[str]:
         flags = regex.VERSION0 | (regex.IGNORECASE if self.ignore_case else 0)
         return regex.compile(source, flags)
@@ -177,6 +187,54 @@ class Rule:
 
 
 _RULE_FIELDS = tuple(Rule.__dataclass_fields__)
+
+
+def groups_of(source: str) -> dict[str, bool]:
+    """Each named group of a pattern, and whether all it can match is a number (``-?\\d+`` and bounded forms).
+    A pattern the standard parser does not read (the ``regex`` module's own syntax) types none of its groups."""
+    import re._constants as C
+    import re._parser as P
+
+    try:
+        tree = P.parse(source)
+    except Exception:  # noqa: BLE001 - any parse failure: untyped, never a failed load
+        return {}
+    names = {number: name for name, number in tree.state.groupdict.items()}
+    repeats = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+    digit = [(C.CATEGORY, C.CATEGORY_DIGIT)]
+
+    def number(items) -> bool:
+        items = list(items)
+        digits = False
+        for i, (op, av) in enumerate(items):
+            if op is C.LITERAL and av == ord("-") and i == 0:
+                continue
+            if op in repeats and len(av[2]) == 1 and av[2][0][0] is C.IN and list(av[2][0][1]) == digit:
+                digits = True
+            elif op is C.IN and list(av) == digit:
+                digits = True
+            else:
+                return False
+        return digits
+
+    out: dict[str, bool] = {}
+
+    def walk(items) -> None:
+        for op, av in items:
+            if op is C.SUBPATTERN:
+                if av[0] in names:
+                    out[names[av[0]]] = out.get(names[av[0]], True) and number(av[3])
+                walk(av[3])
+            elif op in repeats:
+                walk(av[2])
+            elif op is C.BRANCH:
+                for branch in av[1]:
+                    walk(branch)
+            elif op in (C.ASSERT, C.ASSERT_NOT):
+                walk(av[1])
+
+    walk(tree)
+    return out
 
 
 @dataclass

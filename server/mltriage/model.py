@@ -199,7 +199,7 @@ class Finding:
     column_start: int
     column_end: int
     evidence: list[str]
-    facts: dict[str, str]
+    facts: dict[str, str | int]  # what the log said, typed at capture: numbers a pattern captures as digits are ints
     root_cause: str
     fix: Fix
     verify: str

@@ -10,10 +10,13 @@ from __future__ import annotations
 MAX_DIGITS = 18  # no rank, pid, exit code, SeqNum or size a log prints is longer (2**63 has 19)
 
 
-def parse_int(text: str | bytes | None) -> int | None:
-    """The decimal integer ``text`` spells (optional sign, surrounding blanks), else None."""
+def parse_int(text: str | bytes | int | None) -> int | None:
+    """The decimal integer ``text`` spells (optional sign, surrounding blanks), else None; an int (a fact typed at
+    capture) is itself."""
     if text is None:
         return None
+    if type(text) is int:
+        return text
     if isinstance(text, bytes):
         text = text.decode("ascii", "replace")
     s = text.strip()

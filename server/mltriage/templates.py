@@ -39,27 +39,27 @@ def fill_with(template: str, mapping: dict) -> str:
     return PLACEHOLDER.sub(one, template)
 
 
-def _known(facts: dict[str, str]) -> dict[str, str]:
+def _known(facts: dict[str, str | int]) -> dict[str, str | int]:
     return {k: v for k, v in facts.items() if v not in (None, "")}
 
 
-def unknown_facts(template: str, facts: dict[str, str]) -> list[str]:
-    return sorted({name for name in PLACEHOLDER.findall(template) if not facts.get(name)})
+def unknown_facts(template: str, facts: dict[str, str | int]) -> list[str]:
+    return sorted({name for name in PLACEHOLDER.findall(template) if facts.get(name) in (None, "")})  # (0 is a value)
 
 
-def fill_slots(template: str, facts: dict[str, str]) -> str:
+def fill_slots(template: str, facts: dict[str, str | int]) -> str:
     """For commands and steps: unknown facts become ``<name>`` slots."""
     return fill_with(template, _Slot(_known(facts)))
 
 
-def fill_sentence(template: str, facts: dict[str, str], fallback: str) -> str:
+def fill_sentence(template: str, facts: dict[str, str | int], fallback: str) -> str:
     """For a summary: the filled template, or ``fallback`` when it needs a fact this log lacks."""
     if unknown_facts(template, facts):
         return fallback
     return fill_with(template, _Keep(_known(facts)))
 
 
-def fill_title(template: str, facts: dict[str, str]) -> str:
+def fill_title(template: str, facts: dict[str, str | int]) -> str:
     """For a title: unknown facts are dropped with the words that only frame them."""
     text = fill_with(template, _Keep(_known(facts)))
     if "{" not in text or not PLACEHOLDER.search(text):

@@ -12,7 +12,7 @@ export interface Finding {
   lines: [number, number];
   line: number;
   evidence: string[];
-  facts: Record<string, string>;
+  facts: Record<string, string | number>;
   root_cause: string;
   fix: Fix;
   verify: string;

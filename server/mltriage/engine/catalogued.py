@@ -286,7 +286,7 @@ def _finding_for(line: CatalogueLine, match: CatalogueMatch | None, chain: list[
     rank = line.stream[1]
     facts = {k: mask_secrets(v) for k, v in match.facts.items()} if match else {}
     if rank is not None:
-        facts.setdefault("rank", str(rank))
+        facts.setdefault("rank", rank)
     if chain:
         facts.update(_chain_facts(line, chain))
         warned = WARN_SITE.match(line.context.message)

@@ -16,6 +16,7 @@ from functools import cmp_to_key
 from collections.abc import Iterable
 
 from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
+from mltriage.numbers import parse_int
 from mltriage.engine.rank_groups import PAST_HIT_LIMIT, Member, RankGroup, folded_note, past_limit_note
 from mltriage.engine.hit_store import HitStore
 from mltriage.engine.hits import GroupKey, Hit, hit_key
@@ -229,9 +230,19 @@ def render_rule_text(rule: Rule, facts: dict[str, str]) -> tuple[str, str, Fix, 
     return title, fill_sentence(rule.summary, facts, rule.mechanism_gist or title), fix, fill_slots(rule.verify, facts)
 
 
+def typed_facts(captured: dict[str, str], numbers: frozenset[str]) -> dict[str, str | int]:
+    """The captured facts, those the rule's patterns capture as numbers as ints (typed once, here)."""
+    out: dict[str, str | int] = dict(captured)
+    for name in numbers & captured.keys():
+        value = parse_int(captured[name])
+        if value is not None:
+            out[name] = value
+    return out
+
+
 def _finding_from_hit(hit: Hit) -> Finding:
     rule = hit.rule
-    facts = dict(hit.facts)
+    facts: dict[str, str | int] = typed_facts(hit.facts, rule.int_facts)
     block = hit.block
     if block is not None:
         if block.exception_type:
@@ -261,9 +272,9 @@ def _finding_from_hit(hit: Hit) -> Finding:
     if level == "warning":
         facts.setdefault("log_level", "warning")  # the program said it went on
     if hit.context.device is not None:
-        facts.setdefault("cuda_device", str(hit.context.device))  # NCCL's "host:pid:tid [dev]" prefix
+        facts.setdefault("cuda_device", hit.context.device)  # NCCL's "host:pid:tid [dev]" prefix
     if rank is not None:
-        facts.setdefault("rank", str(rank))
+        facts.setdefault("rank", rank)
     title, root_cause, fix, verify = render_rule_text(rule, facts)
     notes = []
     severity, role = rule.severity, rule.role

@@ -82,7 +82,7 @@ _MARGIN_CHARS = b" \t>"  # indentation, and the "> " of a quoted reply (Markdown
 
 def common_margin(block: bytes) -> bytes:
     """The indentation (spaces, tabs and a quote's ``>``) that every one of a source's first non-blank
-    lines shares: a log pasted as an indented block (a Markdown code block) or quoted in a reply is read
+    lines shares (two at least): a log pasted as an indented block (a Markdown code block) or quoted in a reply is read
     as the log behind it, so a traceback's own indentation still tells its frames from its exception."""
     margin: bytes | None = None
     seen = 0
@@ -103,7 +103,7 @@ def common_margin(block: bytes) -> bytes:
         seen += 1
         if seen >= MARGIN_SAMPLE:
             break
-    return margin or b""
+    return margin if margin and seen >= 2 else b""  # one line's indentation is its own (a py-spy frame)
 
 
 class Kind(enum.Enum):

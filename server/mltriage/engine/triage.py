@@ -418,7 +418,7 @@ def _attribute_ranks_from_facts(findings: list[Finding], ranks_seen: set[int], w
         if rank is None or not 0 <= rank <= 1_000_000:
             continue
         f.rank, f.ranks = rank, [rank]
-        f.facts.setdefault("rank", str(rank))
+        f.facts.setdefault("rank", rank)
         if how:
             f.notes.append(f"rank {rank} read from the {how}")
 
@@ -436,8 +436,8 @@ def _attribute_ranks_by_pid(findings: list[Finding], workers: list[WorkerFailure
             continue
         stream_rank, f.rank = f.rank, pid_rank[pid]
         f.ranks = [f.rank]
-        if f.facts.get("rank") in (None, str(stream_rank)):  # not a rank the signature captured itself
-            f.facts["rank"] = str(f.rank)
+        if f.facts.get("rank") in (None, stream_rank):  # not a rank the signature captured itself
+            f.facts["rank"] = f.rank
 
 
 def _ranks_of(findings) -> set[int]:

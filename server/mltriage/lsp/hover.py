@@ -37,7 +37,8 @@ MAX_FACT_CHARS = 120
 
 
 def _facts_line(finding: Any) -> str:
-    shown = [(k, v if len(v) <= MAX_FACT_CHARS else v[:MAX_FACT_CHARS] + "…") for k, v in sorted(finding.facts.items()) if v]
+    texts = ((k, str(v)) for k, v in sorted(finding.facts.items()) if v not in (None, ""))  # (a number 0 is shown)
+    shown = [(k, v if len(v) <= MAX_FACT_CHARS else v[:MAX_FACT_CHARS] + "…") for k, v in texts]
     return "This line: " + ", ".join(f"{md.escape(k)} = {md.code(v)}" for k, v in shown[:6]) if shown else ""
 
 
