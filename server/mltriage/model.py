@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 SCHEMA = "mltriage.diagnosis/v1"
 
@@ -79,16 +79,22 @@ class FailureDomain(StrEnum):
 SEVERITY_ORDER: dict[str, int] = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
 ERROR_SEVERITIES = frozenset({Severity.CRITICAL, Severity.ERROR})  # what makes a run a failure
 
-# the enum each such field holds: a string given at construction or assigned later is checked and converted there
-_TYPED_FIELDS: dict[str, type[StrEnum]] = {"severity": Severity, "proposed_role": Role, "verdict": Role, "clock": Clock,
-                                           "kind": FindingKind, "reported_by": ReportedBy, "context_reason": ContextReason}
+class _EnumFields:
+    """A record whose fields named in ``_ENUMS`` hold enums: a string given at construction or assigned later is
+    checked and converted there (a value the enum does not have is a ValueError: a bug, not a silent string)."""
+
+    _ENUMS: ClassVar[dict[str, type[StrEnum]]] = {}
+
+    def __setattr__(self, name: str, value: object) -> None:
+        kind = self._ENUMS.get(name)
+        if kind is not None and value is not None and not isinstance(value, kind):
+            value = kind(value)
+        object.__setattr__(self, name, value)
 
 
-def _typed(name: str, value: object, types: dict[str, type[StrEnum]]) -> object:
-    kind = types.get(name)
-    if kind is None or value is None or isinstance(value, kind):
-        return value
-    return kind(value)  # ValueError on a value the enum does not have: a bug, not a silent string
+def _fields_json(record: Any) -> dict[str, Any]:
+    """A plain record's JSON: every field, in order, as it is (the generated schema reads the same fields)."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -185,7 +191,10 @@ class Fix:
 
 
 @dataclass
-class Finding:
+class Finding(_EnumFields):
+    _ENUMS = {"severity": Severity, "proposed_role": Role, "verdict": Role, "clock": Clock, "kind": FindingKind,
+              "reported_by": ReportedBy, "context_reason": ContextReason}
+
     signature: str
     title: str
     category: str
@@ -239,9 +248,6 @@ class Finding:
         """A stage's finding that this is not what broke, with the words that say why."""
         self.context_reason = reason
         self.notes.append(note)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, _typed(name, value, _TYPED_FIELDS))
 
     @property
     def reporting_ranks(self) -> list[int]:
@@ -327,13 +333,11 @@ class WorkerFailure:
         return self.signal == "SIGTERM" or self.exitcode == -15
 
     def to_json(self) -> dict[str, Any]:
-        return {"section": self.section, "line": self.line, "rank": self.rank, "local_rank": self.local_rank, "host": self.host,
-                "time": self.time, "exitcode": self.exitcode, "pid": self.pid, "signal": self.signal,
-                "error_file": self.error_file, "traceback": self.traceback}
+        return _fields_json(self)
 
 
 @dataclass
-class TimelineEntry:
+class TimelineEntry(_EnumFields):
     """One error-level finding on the timeline (triage puts them in time order)."""
 
     rank: int | None
@@ -343,12 +347,10 @@ class TimelineEntry:
     signature: str
     role: Role
 
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, _typed(name, value, {"role": Role}))
+    _ENUMS = {"role": Role}
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "line": self.line, "source": self.source, "timestamp": self.timestamp,
-                "signature": self.signature, "role": self.role}
+        return _fields_json(self)
 
 
 @dataclass
@@ -363,12 +365,11 @@ class FlightRecorderSummary:
     stuck_op: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "source": self.source, "last_scheduled": self.last_scheduled, "last_started": self.last_started,
-                "last_completed": self.last_completed, "stuck_op": self.stuck_op}
+        return _fields_json(self)
 
 
 @dataclass
-class RankRole:
+class RankRole(_EnumFields):
     rank: int
     role: RankVerdict
     host: str | None = None
@@ -377,23 +378,14 @@ class RankRole:
     source: str | None = None
     why: str = ""
 
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, _typed(name, value, {"role": RankVerdict}))
+    _ENUMS = {"role": RankVerdict}
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "role": self.role,
-            "host": self.host,
-            "first_error": self.first_error,
-            "first_line": self.first_line,
-            "source": self.source,
-            "why": self.why,
-        }
+        return _fields_json(self)
 
 
 @dataclass
-class Diagnosis:
+class Diagnosis(_EnumFields):
     findings: list[Finding]
     sources: list[str]
     skipped: list[dict[str, str]] = field(default_factory=list)  # inputs that are no logs (binaries, FIFOs)
@@ -416,8 +408,7 @@ class Diagnosis:
     releases: dict[str, str] = field(default_factory=dict)  # project -> releases this log can come from (catalogue)
     run: dict[str, Any] | None = None  # the run model (mltriage.run_model.RunModel.to_json): phases, stop, GPUs, env
 
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, _typed(name, value, {"failure_kind": FailureKind, "failure_domain": FailureDomain}))
+    _ENUMS = {"failure_kind": FailureKind, "failure_domain": FailureDomain}
 
     @property
     def status(self) -> str:

@@ -242,7 +242,7 @@ def _demote_warning_level_lines(findings: list[Finding]) -> None:
             f.severity = Severity.WARNING
             f.set_aside(ContextReason.WARNING_LEVEL, "the program logged this at WARNING level and went on; the error it stopped on is named first")
         elif f.block is None and any(_WENT_ON.search(line) for line in f.evidence[-1:]):
-            f.severity = "warning"
+            f.severity = Severity.WARNING
             f.notes.append("the program logged this at WARNING level and said it falls back or goes on: a condition it survived")
 
 

@@ -124,6 +124,7 @@ class Scanner:
         self._ended_without_newline = False
         self._tail = b""
         self._margin = b""  # the indentation every line of a pasted block shares (read from the source's first block)
+        self._margin_text = ""  # the same, decoded once (it is spaces, tabs and '>')
 
     def begin(self, source: Source, first_line: int = 1) -> None:
         self._reset_source(source, first_line)
@@ -154,6 +155,7 @@ class Scanner:
             block = ANSI_BYTES.sub(b"", block)
         if first:
             self._margin = common_margin(block)
+            self._margin_text = self._margin.decode("ascii")
         self.matcher.input_bytes = self.bytes_read
         if self.observations.pending:
             self.observations.resume(block[:LOOKAHEAD_BYTES])
@@ -276,15 +278,11 @@ class Scanner:
 
     def _context(self, text: str) -> LineContext:
         """The line's prefixes, past the margin of a pasted block (columns still count from the line's start)."""
-        margin = len(self._margin)
-        if margin and text.startswith(self._margin_text):
-            ctx = parse_prefixes(text[margin:])
-            return replace(ctx, offset=ctx.offset + margin)
+        margin = self._margin_text
+        if margin and text.startswith(margin):
+            ctx = parse_prefixes(text[len(margin):])
+            return replace(ctx, offset=ctx.offset + len(margin))
         return parse_prefixes(text)
-
-    @property
-    def _margin_text(self) -> str:
-        return self._margin.decode("ascii")
 
     def _stream(self, ctx: LineContext) -> StreamKey:
         rank = ctx.rank if ctx.rank is not None else self.source.rank
