@@ -200,6 +200,10 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
         n = obs.facts.get("nranks")
         if isinstance(n, int):
             counts.append(n)
+    # a channel joins two ranks: the ranks its lines name are that many processes, one GPU each
+    channel_ranks = {r for o in observations.of(Symptom.CHANNELS_SET_UP) for r in (o.facts.get("from_rank"), o.facts.get("to_rank"))
+                     if isinstance(r, int)}
+    counts.append(len(channel_ranks))
     devices = {t.device for t in observations.tensors if t.device is not None}
     for symptom in (Symptom.P2P_UNAVAILABLE, Symptom.WRONG_VALUES, Symptom.DEVICE_LISTED):
         for obs in observations.of(symptom):
@@ -341,8 +345,20 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     if interrupt is not None:
         return _at(StopKind.HANG_NOTED, _phase_before(model, interrupt.source, interrupt.line), interrupt,
                    "where the user interrupted it (Ctrl-C): it was not ending on its own")
+    setup = {(o.source, o.line) for symptom in _SETUP_SYMPTOMS for o in observations.of(symptom)}
+    stall = find_stall(run, setup)
     noted = observations.first(Symptom.HANG_NOTED)
     if noted is not None:
+        # a report's opening words ("it hangs with 2 GPUs") describe the run the log then shows: it hangs
+        # where its input ends, not where the note stands
+        tail = meaningful(run.tails.get(noted.source, []))
+        if stall is not None and stall.source == noted.source and stall.last.line > noted.line:
+            phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
+            return Stop(StopKind.HANG_NOTED, phase, stall.source, stall.last.line, clip(stall.last.message, 200),
+                        f"{stall.where} (a note above says it hangs)", stall.kind)
+        if tail and tail[-1].line > noted.line:
+            return Stop(StopKind.HANG_NOTED, _phase_before(model, noted.source, tail[-1].line), noted.source, tail[-1].line,
+                        clip(tail[-1].message, 200), "where the log ends (a note above says it hangs)")
         return _at(StopKind.HANG_NOTED, _phase_before(model, noted.source, noted.line), noted,
                    "where the log's own note says it hangs")
     dump = observations.first(Symptom.STACK_DUMP)
@@ -354,8 +370,6 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
         # the framework's own words, repeated until the log ends: its workers waited for each other and never got on
         return _at(StopKind.HANG_NOTED, _phase_before(model, waiting[-1].source, waiting[-1].line), waiting[-1],
                    f"where its workers had waited for each other for {waiting[-1].facts.get('seconds', '?')} s and more")
-    setup = {(o.source, o.line) for symptom in _SETUP_SYMPTOMS for o in observations.of(symptom)}
-    stall = find_stall(run, setup)
     if stall is not None:
         phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
         return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where,

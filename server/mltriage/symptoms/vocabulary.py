@@ -154,11 +154,17 @@ def _transport(text: str) -> Transport:
     return Transport.SHM
 
 
-_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8, "sixteen": 16, "dual": 2, "quad": 4}
+# "multiple", "several", "both" GPUs: two at least (a lower bound is what the multi-GPU causes need)
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "sixteen": 16, "dual": 2, "quad": 4,
+                 "multiple": 2, "several": 2, "both": 2, "many": 2, "multi": 2}
 
 
 def _count(text: str) -> int:
-    return _NUMBER_WORDS[text.lower()] if text.lower() in _NUMBER_WORDS else int(text)
+    """A number, a number word, or a list of device ids ("0,1,2,3": four)."""
+    word = text.lower().strip()
+    if "," in word:
+        return len([part for part in word.split(",") if part.strip()])
+    return _NUMBER_WORDS[word] if word in _NUMBER_WORDS else int(word)
 
 
 def _framework(text: str) -> str:
@@ -224,7 +230,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
     "transport": _transport, "disabled": _bool, "peers": _int, "rank": _int, "iteration": _int,
     "count": _count, "framework": _framework, "precision": _precision, "gai_error": _int, "port": _int, "family": _int, "seconds": _int,
     "shm": _bool, "num_gpus": _int, "result": _nccl_result, "nodes": _count, "line": _int,
-    "numel_in": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
+    "numel_in": _int, "from_rank": _int, "to_rank": _int, "percent": _int, "elapsed_s": _clock, "step": _int, "epoch": _int, "done": _int, "total": _int, "joined": _int,
 }
 
 
@@ -269,6 +275,30 @@ _GPU_MODEL_LITERALS = ("A100", "H100", "H200", "H20", "B200", "V100", "P100", "A
                        "A5000", "A4000", "3090", "4090", "5090", "3080", "4080", "3070", "2080", "1080", "TITAN", "MI50", "MI100",
                        "MI210", "MI250", "MI300", "Radeon", "6000 Ada", "Pro 6000")
 
+# A user's report in a sentence (the hang and wrong-values prose wordings): what it may not have before its verb
+# (advice, a possibility, a cause, a negation), who it is about, and the auxiliaries between them
+_REPORT_GUARD = (r"^(?:(?!\b(?:if|unless|whether|avoids?|avoiding|prevents?|preventing|detects?|detecting|detection|may|might|could|can|"
+                 r"cannot|can't|should|would|caused\s{1,3}by|due\s{1,3}to|because|typically|usually|potential(?:ly)?|possible|possibly|"
+                 r"likely|not|n't|never|no\s{1,3}longer|without|to\s{1,3}(?:hang|stall|freeze)|otherwise|unlikely)\b)[^\n]){0,200}?")
+# a word of the subject's noun phrase: no negation or modal ("the job no longer hangs" is no hang)
+_NOUN_WORD = (r"(?!(?:no|not|never|longer|does|doesn't|did|didn't|won't|wouldn't|may|might|could|can|cannot|should|if|to|avoid|"
+              r"without)\b)[\w.-]{2,30}")
+_REPORT_SUBJECT = (r"(?:it|this|that|everything|training|inference|evaluation|generation|serving|"
+                   r"(?:the|my|our|this|that|their|each|every|all|both)\s{1,3}" + _NOUN_WORD + r"(?:\s{1,3}" + _NOUN_WORD + r"){0,2}|"
+                   r"[\w.-]{0,30}(?:program|process(?:es)?|job|script|code|model|server|run|ranks?|workers?|gpus?|nodes?|engine|trainer|"
+                   r"command|call|loading|init|initiali[sz]ation|all_?reduce|all-reduce|allreduce|barrier|init_process_group|broadcast|"
+                   r"all_?gather)|vllm|sglang|torchrun|deepspeed|accelerate|nccl|ddp|fsdp|[\w.]{1,40}\([^()\n]{0,40}\))")
+_REPORT_AUX = (r"(?:\s{1,3}(?:is|was|are|were|gets?|got|just|seems?\s{1,3}to|appears?\s{1,3}to|keeps?|kept|still|always|then|simply|"
+               r"completely|totally|randomly|sometimes|often|consistently|will|had|has|have|been|being|becomes?|became|goes|went|"
+               r"also|now|again|immediately|eventually|indeed|get)){0,3}")
+
+_VALUES_GUARD = (r"^(?:(?!\b(?:if|unless|whether|avoids?|prevents?|detects?|may|might|could|can|cannot|can't|should|would|"
+                 r"caused\s{1,3}by|due\s{1,3}to|typically|usually|potential(?:ly)?|possible|possibly|likely|otherwise|unlikely|"
+                 r"ensure|make\s{1,3}sure|check|verify|expected|expect|to\s{1,3}get|avoid)\b)[^\n]){0,200}?")
+_VALUES = (r"(?:results?|outputs?|values?|answers?|sums?|gradients?|numbers|predictions?|logits|completions?|generations?|"
+           r"responses?|embeddings?|losses|loss|accuracy|output\s{1,3}text)")
+_VALUES_PLURAL = r"(?:results|outputs|values|answers|sums|gradients|numbers|predictions|logits|completions|generations|responses|embeddings|losses)"
+
 W = Wording
 WORDINGS: tuple[Wording, ...] = (
     # -- communicator set-up ----------------------------------------------------------------------
@@ -294,6 +324,14 @@ WORDINGS: tuple[Wording, ...] = (
       "vllm-project/vllm gpu_p2p_access_check: logger.info(\"reading GPU P2P access cache from %s\", path) and \"generating GPU P2P "
       "access cache in %s\" (vllm/distributed/utils.py 0.4.1, device_communicators/custom_all_reduce_utils.py 0.4.2+): the "
       "custom all-reduce's peer-to-peer test, run while the TP group is set up", given=(("stage", "p2p-check"),)),
+    W(Symptom.COMM_INIT_STARTED, ("Initializing TorchBackend in DeepSpeed", "Initializing torch distributed with backend"),
+      r"\bInitializing TorchBackend in DeepSpeed with backend [nr]ccl\b|\bInitializing torch distributed with backend: [nr]ccl\b",
+      "deepspeedai/DeepSpeed deepspeed/comm/comm.py init_distributed: utils.logger.info('Initializing TorchBackend in DeepSpeed "
+      "with backend {}'.format(dist_backend)) (v0.8.0-v0.19.5) and deepspeed/utils/distributed.py \"Initializing torch "
+      "distributed with backend: {}\" (v0.5.0); only with NCCL (or RCCL) as the backend: gloo's set-up is no NCCL line"),
+    W(Symptom.COMM_INIT_STARTED, ("Found nccl from library",), r"\bFound nccl from library \S{1,200}",
+      "vllm-project/vllm vllm/utils.py find_nccl_library: logger.info(\"Found nccl from library %s\", so_file) (0.4-0.10; "
+      "vllm/utils/nccl.py logger.debug_once from 0.11): PyNccl loads libnccl just before its communicators come up"),
     W(Symptom.COMM_INIT_STARTED, ("Init torch distributed begin",), r"\bInit torch distributed begin\.",
       "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
       "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
@@ -306,7 +344,7 @@ WORDINGS: tuple[Wording, ...] = (
       "processes registered. Starting with {world_size} processes\") (2.x; pytorch_lightning 1.x ddp.py: \"initializing "
       "distributed: GLOBAL_RANK: ...\")"),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
-      r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?\d{1,7}(?:\[[0-9a-fx]{1,16}\])? -> \d{1,7}(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
+      r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?(?P<from_rank>\d{1,7})(?:\[[0-9a-fx]{1,16}\])? -> (?P<to_rank>\d{1,7})(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
       "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "
       "\"Ring %02d : %d -> %d via P2P/IPC\" and \"via direct shared memory\" (2.3-2.4)"),
     W(Symptom.COMM_INIT_COMPLETE, ("Init COMPLETE", "Connected all rings", "Connected all trees"),
@@ -340,7 +378,7 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.GPUS_DESCRIBED, _GPU_MODEL_LITERALS,
       r"(?<!\|\s{0,8})(?<![\w.])(?P<count>[1-9]\d{0,2}|two|three|four|six|eight|sixteen|dual|quad)\s{0,2}(?:[x×X*]\s{0,2}|\s)(?:NVIDIA\s|Nvidia\s|nvidia\s)?"
       r"(?:GeForce\s|Tesla\s|Quadro\s|AMD\s|Radeon\s|Instinct\s)?(?P<model>(?:RTX\s?)?(?:[AHBLVTP]\d{1,3}0?S?|A[2-6]000|[1-5]0[6-9]0(?:\s?Ti)?|"
-      r"[1-2]0[6-8]0(?:\s?Ti)?|TITAN\s?\w{0,4}|MI\d{2,3}X?|VII|Pro\s6000|6000\s?(?:Ada|D))(?:[-\s](?:SXM\d?|PCIe|PCIE|NVL|\d{2,3}GB))?)\b",
+      r"[1-2]0[6-8]0(?:\s?Ti)?|TITAN\s?\w{0,4}|MI\d{2,3}X?|VII|Pro\s6000|6000\s?(?:Ada|D))(?:[-\s](?:SXM\d?|PCIe|PCIE|NVL|\d{2,3}GB))?)s?\b",
       "users' descriptions of their machine in public issue threads of vllm-project/vllm, NVIDIA/nccl and pytorch/pytorch "
       "(\"2x RTX 3090\", \"8 x A100-SXM4-80GB\", \"two RTX A6000\"); nvidia-smi's and NCCL's own lines name one GPU each (device-listed)"),
     W(Symptom.DEVICE_LISTED, ("compute capability", "VMM: "),
@@ -376,6 +414,46 @@ WORDINGS: tuple[Wording, ...] = (
       "dump \"  nproc_per_node           : %(nproc_per_node)s\" (2.13.0 here); microsoft/DeepSpeed deepspeed/launcher/runner.py "
       "\"--num_gpus\" and deepspeed/launcher/launch.py logger.info(f\"dist_world_size={dist_world_size}\"); huggingface/accelerate "
       "commands/launch.py \"--num_processes\""),
+    # the devices a run is given and the world it forms, as the environment and the launchers' own lines state them
+    W(Symptom.PARALLEL_SIZE, ("CUDA_VISIBLE_DEVICES",),
+      r"\b(?P<setting>CUDA_VISIBLE_DEVICES)(?:[\"']\])?\s{0,2}[=:]\s{0,2}[\"'\[]?(?P<count>\d{1,3}(?:\s?,\s?\d{1,3}){1,63})\b",
+      "NVIDIA CUDA C++ Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is a comma-separated list of device "
+      "indices (`CUDA_VISIBLE_DEVICES=0,1 python ...`, os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0,1\"); Lightning-AI/lightning "
+      "accelerators/cuda.py: _log.info(f\"LOCAL_RANK: {local_rank} - CUDA_VISIBLE_DEVICES: [{devices}]\") (1.x-2.x)"),
+    W(Symptom.PARALLEL_SIZE, ("WORLD_SIZE", "world_size", "world size: ", "global_world_sizes=[", "Num processes: ", "n_gpu: ",
+                              "store-based barrier for key", "num_local_procs="),
+      r"\b(?P<setting>WORLD_SIZE|world_size)(?:[\"']\])?\s{0,2}[=:]\s{0,2}[\"']?(?P<count>\d{1,6})\b"
+      r"|\busing (?P<setting>world size): (?P<count>\d{1,6}),|\b(?P<setting>global_world_sizes)=\[(?P<count>\d{1,6})\b"
+      r"|^\s{0,4}(?P<setting>Num processes): (?P<count>\d{1,6})\s{0,4}$|\b(?P<setting>n_gpu): (?P<count>\d{1,3})\b"
+      r"|Completed (?P<setting>store-based barrier) for key:\S{1,200} with (?P<count>\d{1,6}) nodes"
+      r"|\b(?P<setting>num_local_procs)=(?P<count>\d{1,4})\b",
+      "pytorch/pytorch torch/distributed/run.py sets WORLD_SIZE for each worker and torch/distributed/elastic/agent/server/api.py "
+      "logs \"  global_world_sizes=%(global_world_sizes)s\" (2.13.0 here), distributed_c10d.py \"Rank %s: Completed store-based "
+      "barrier for key:%s with %s nodes.\"; NVIDIA/Megatron-LM arguments.py \"using world size: {}, data-parallel size: {}, ...\" "
+      "(23.04 to core_r0.x); huggingface/accelerate state.py PartialState.__repr__ \"Num processes: {self.num_processes}\" "
+      "(v0.5.0-v1.14.0); huggingface/transformers examples' logger.warning(f\"Process rank: ..., n_gpu: {training_args.n_gpu}\"); "
+      "microsoft/DeepSpeed launcher/launch.py logger.info(f\"nnodes={num_nodes}, num_local_procs={num_local_procs}, ...\")"),
+    W(Symptom.PARALLEL_SIZE, ("mpirun", "mpiexec", "srun "),
+      r"\b(?:mpirun|mpiexec|srun)\b[^\n]{0,120}?\s(?P<setting>-np|-n|--np|--ntasks|--ntasks-per-node)[= ](?P<count>\d{1,5})\b",
+      "Open MPI mpirun(1) \"-np, -n <#>: Run this many copies of the program\" (as NVIDIA/TensorRT-LLM's docs launch "
+      "`mpirun -n 2 ...`); Slurm srun(1) \"-n, --ntasks=<number>\" and \"--ntasks-per-node=<ntasks>\""),
+    W(Symptom.PARALLEL_SIZE, ("Trainer(", "--trainer.devices", "--trainer.gpus"),
+      r"\bTrainer\([^\n]{0,200}?\b(?P<setting>gpus|devices)\s{0,2}=\s{0,2}(?P<count>\d{1,3})\b|--trainer\.(?P<setting>devices|gpus)[= ](?P<count>\d{1,3})\b",
+      "Lightning-AI/lightning Trainer(devices=N) (1.6+; Trainer(gpus=N) before 2.0) and LightningCLI's --trainer.devices"),
+    # how users state the scale in words: "on 2 GPUs", "two NVIDIA GPUs", "multiple GPUs", "multi-GPU training"
+    W(Symptom.GPUS_DESCRIBED, ("GPUs", "gpus", "GPU's", "cards", "multi-GPU", "multi-gpu", "Multi-GPU", "Multi-gpu", "multi gpu", "Multi GPU",
+                               "multi GPU", "multigpu", "MultiGPU"),
+      r"(?<![\w.=-])(?P<count>[2-9]|[1-9]\d{1,2}|two|three|four|five|six|seven|eight|sixteen|dual|quad|multiple|several|both)"
+      r"\s{0,2}(?:[x×]\s{0,2})?(?:(?!per\b|of\b|and\b|or\b|to\b)[\w-]{1,20}\s{1,2}){0,2}(?:GPUs|gpus|GPU's|graphics cards|cards)\b"
+      r"|\b(?P<count>multi)[- ]?gpus?\b(?=\s{0,2}(?:training|inference|runs?|setups?|settings?|machines?|servers?|nodes?|hosts?|systems?|jobs?|environments?|mode|cases?|but|and|with|on|\)|,|\.|$))",
+      "users' descriptions of the run's scale in public issue threads of pytorch/pytorch, vllm-project/vllm and "
+      "huggingface/transformers (\"training on 2 GPUs\", \"two NVIDIA GPUs\", \"with multiple GPUs\", \"multi-GPU training\")",
+      ignore_case=True),
+    W(Symptom.GPUS_DESCRIBED, ("GPU", "gpu", "cuda:", "second card", "other card"),
+      r"\b(?:GPUs?\s?|gpus?\s?|cuda:)(?P<first>\d{1,2})\s{0,2}(?:and|&|,|->|→|to|<->|and\sGPU|and\sgpu)\s{0,2}(?:GPU\s?|gpu\s?|cuda:)?(?P<second>\d{1,2})\b|\bthe\s(?:second|2nd|other)\s(?:GPU|gpu|card)\b",
+      "two GPUs named together, as users and tools write them (\"between GPU0 and GPU1\", \"GPUs 0 and 1\", \"cuda:0 -> cuda:1\"): "
+      "users' reports in public issue threads of pytorch/pytorch and NVIDIA/nccl; NVIDIA/cuda-samples simpleP2P's \"GPU%d\" names",
+      given=(("count", 2),)),
     W(Symptom.NVLINK_ABSENT, ("NVLink", "nvlink", "NVLINK", "NvLink", "Nvlink"),
       r"\b(?:no|without|w/o|lacks?|non-?|not\s(?:using|connected\sby|linked\sby))\s{0,2}(?:an?\s)?nvlink\b|\bnvlink\s{0,3}(?::|=|is)?\s{0,3}"
       r"(?:none|no\b|not\s(?:present|available|supported|connected)|n/a|absent)",
@@ -713,6 +791,26 @@ WORDINGS: tuple[Wording, ...] = (
       r"\b(?:gibberish|garbled|nonsense|random (?:tokens|characters))\b|\bgarbage\b(?!\s{0,2}(?:collect|in\b))",
       "users' notes on a model's answers in public issue threads of vllm-project/vllm, ggml-org/llama.cpp and ollama/ollama "
       "(\"outputs gibberish with tp=2\", \"garbage output\")", ignore_case=True),
+    # a report's sentence that the numbers are wrong: an adjective before the values, the values then a verb,
+    # values that differ or do not match, a collective that returns the wrong thing (never after advice or a possibility)
+    W(Symptom.WRONG_VALUES, ("wrong", "Wrong", "WRONG", "incorrect", "Incorrect", "inconsistent", "Inconsistent", "corrupt", "Corrupt",
+                             "differ", "Differ", "mismatch", "Mismatch", "match", "zeros", "nonsens", "Nonsens", "meaningless"),
+      _VALUES_GUARD + r"(?:\b(?:wrong|incorrect|inconsistent|corrupted|corrupt|nonsensical|meaningless)\s{1,3}"
+      r"(?:[\w-]{1,20}\s{1,3})?" + _VALUES + r"\b"
+      r"|\bdifferent\s{1,3}(?:results?|outputs?|answers?|predictions?|losses|loss\s{1,3}values|gradients|sums?)\b"
+      r"|\b" + _VALUES + r"(?:\s{1,3}(?:of|from|on|with|across)\s{1,3}[\w.:()-]{1,30}(?:\s{1,3}[\w.:()-]{1,30}){0,2})?"
+      r"\s{1,3}(?:(?:is|are|was|were|looks?|seems?|becomes?|became|gets?|got|comes?\s{1,3}out|came\s{1,3}out|turns?\s{1,3}out|turned\s{1,3}out|"
+      r"always|all|just|completely|totally|still|then|also)\s{1,3}){0,3}"
+      r"(?:wrong|incorrect|inconsistent|corrupted|corrupt|garbage|nonsense|nonsensical|meaningless|all\s{1,3}zeros?|zeros?|off\b(?!\s{1,3}(?:by|the|on|for))"
+      r"|different(?=\s{1,3}(?:with|on|when|between|across|from|than|for|if|each|every|after|depending)\b|\s{0,2}[.,!;)]|\s{0,2}$))\b"
+      r"|\b" + _VALUES_PLURAL + r"\s{1,3}(?:differ|diverge|mismatch|(?:do|did)(?:n't|\s{1,3}not)\s{1,3}match)\b"
+      r"|\b(?:result|output|answer|value)\s{1,3}(?:differs|diverges|(?:does|did)(?:n't|\s{1,3}not)\s{1,3}match)\b"
+      r"|\b(?:all_?reduce|all-reduce|allreduce|reduce_scatter|all_?gather|broadcast|nccl|p2p|copy|copies|transfers?)\w{0,20}(?:\([^()\n]{0,40}\))?"
+      r"\s{1,3}(?:returns?|returned|gives?|gave|produces?|produced|yields?|outputs?|results?\s{1,3}in)\s{1,3}(?:the\s{1,3}|only\s{1,3}|all\s{1,3})?"
+      r"(?:wrong|incorrect|garbage|corrupted|zeros?|nonsense|inconsistent|different)\b)",
+      "users' reports in public issue threads of pytorch/pytorch, NVIDIA/nccl and vllm-project/vllm (\"all_reduce returns wrong "
+      "results on 4 GPUs\", \"the outputs are different with 2 GPUs\", \"results differ between 1 and 2 GPUs\", \"the output of "
+      "all_reduce is all zeros on the second GPU\")", ignore_case=True),
     W(Symptom.TENSOR_PRINTED, ("tensor([",), r"tensor\(\[", "pytorch/pytorch torch/_tensor_str.py _str_intern: \"tensor(\" + data + "
       "\", device='cuda:N'\" suffix (0.4-2.x; real output from torch 2.13.0 here)"),
     # -- numeric precision: what the run computes in, and values half precision cannot hold -------------
@@ -1039,6 +1137,41 @@ WORDINGS: tuple[Wording, ...] = (
       r"\s{1,3}(?:hangs|hanging|hung|stuck|freezes|frozen|stalls|stalled)\b(?![^\n]{0,80}\b(?:if|unless|avoid|prevent)\b)[^\n]{0,160}$",
       "users' own notes in prose in pasted logs (\"The training is stuck here, GPU utilization 100%\", \"then it hangs without any "
       "error\"), as in public issue threads of pytorch/pytorch and vllm-project/vllm", ignore_case=True),
+    # a report's own sentence anywhere on a line: a subject (the run, a component, a call), at most three
+    # auxiliaries, then the verb; nothing before it that makes it advice, a warning's possibility, a cause or a
+    # negation ("if it hangs", "may hang", "caused by a worker hanging", "no longer hangs"), and no "avoid/prevent" after
+    W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "froze", "Froze", "stall", "Stall",
+                           "deadlock", "Deadlock", "halts", "halted"),
+      _REPORT_GUARD + r"(?<![\w.-])" + _REPORT_SUBJECT + _REPORT_AUX
+      + r"\s{1,3}(?:hangs?|hanging|hung|stuck|freezes|freeze|freezing|froze|frozen|stalls?|stalled|stalling|deadlocks?|deadlocked|halts|halted)\b"
+      r"(?![^\n]{0,80}\b(?:avoid|prevent)|\s{1,3}if\s(?!I\b|we\b))",
+      "users' sentences in public issue threads of pytorch/pytorch, vllm-project/vllm and NVIDIA/nccl (\"Training hangs when "
+      "using 2 GPUs\", \"the all_reduce gets stuck at the first step\", \"vLLM freezes with tp=2\", \"init_process_group hangs\")",
+      ignore_case=True),
+    # a report that starts with its verb ("Stuck at dist.init_process_group", "Hangs when using tp=2")
+    W(Symptom.HANG_NOTED, ("hang", "Hang", "HANG", "stuck", "Stuck", "STUCK", "freez", "Freez", "stall", "Stall"),
+      r"^[\s#>*(\[-]{0,4}(?:hangs?|hanging|hung|stuck|freezes|freezing|frozen|stalls|stalled|stalling)\s{1,3}"
+      r"(?:at|on|in|after|when|while|during|forever|indefinitely|without|with|here|there|until|before|for|right|immediately|randomly)\b"
+      r"(?![^\n]{0,80}\b(?:avoid|prevent)\b)",
+      "the titles and first lines of users' reports in public issue threads of vllm-project/vllm and pytorch/pytorch "
+      "(\"Stuck at init_process_group\", \"Hangs when using tensor parallel\", \"hanging at Loading checkpoint shards\")",
+      ignore_case=True),
+    # the other ways a report says a run does not go on: a call that never returns, no progress, nothing happens, waits forever
+    W(Symptom.HANG_NOTED, ("never ", "Never ", "progress", "Progress", "nothing ", "Nothing ", "forever", "indefinitely", "no more output",
+                           "no further output", "unresponsive", "not responding", "doesn't proceed", "does not proceed", "sits there"),
+      _REPORT_GUARD + r"(?:(?<![\w.-])" + _REPORT_SUBJECT + _REPORT_AUX
+      + r"\s{1,3}(?:never\s{1,3}(?:returns?|finish(?:es)?|completes?|ends?|proceeds?|progresses|continues?|moves\s{1,3}on|gets\s{1,3}past|starts?)"
+      r"|(?:waits?|waiting|waited|blocks?|blocking|blocked|spins?|spinning|sits?\s{1,3}there)\s{1,3}(?:forever|indefinitely)"
+      r"|(?:does\s{1,3}not|doesn't|did\s{1,3}not|didn't)\s{1,3}(?:proceed|progress|return|move\s{1,3}on|get\s{1,3}past)"
+      r"|(?:becomes?|became|is|was)\s{1,3}(?:unresponsive|not\s{1,3}responding))\b"
+      r"|\b(?:there(?:'s|\s{1,3}is|\s{1,3}was)|it\s{1,3}makes|making|makes|made|shows?|showing|with)\s{1,3}no\s{1,3}(?:further\s{1,3})?progress\b"
+      r"|\bno\s{1,3}(?:further\s{1,3})?progress\s{1,3}(?:after|for|since|at\s{1,3}all|anymore|beyond)\b"
+      r"|\bnothing\s{1,3}(?:else\s{1,3}|more\s{1,3})?(?:happens|happened|is\s{1,3}printed|gets\s{1,3}printed|was\s{1,3}printed)\b"
+      r"|\bno\s{1,3}(?:more|further)\s{1,3}(?:output|logs?)\b)"
+      r"(?![^\n]{0,80}\b(?:avoid|prevent)|\s{1,3}if\s(?!I\b|we\b))",
+      "users' sentences in public issue threads of pytorch/pytorch and NVIDIA/nccl (\"dist.barrier() never returns\", \"the "
+      "all_reduce waits forever\", \"there is no progress after the first iteration\", \"nothing happens after this line\")",
+      ignore_case=True),
     # the forms a shell, a container runtime, a CI runner or an IDE report a SIGKILLed process in
     # (torchrun's, subprocess's and DeepSpeed's launcher forms are torchrun-worker-sigkill's)
     W(Symptom.KILLED_BY_SIGNAL, ("Killed", "killed"), r"^\s{0,4}(?P<word>killed)\s{0,4}$",
