@@ -355,7 +355,7 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
         if stall is not None and stall.source == noted.source and stall.last.line > noted.line:
             phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
             return Stop(StopKind.HANG_NOTED, phase, stall.source, stall.last.line, clip(stall.last.message, 200),
-                        f"{stall.where} (a note above says it hangs)", stall.kind)
+                        f"{_stall_where(stall, phase)}; a note above says it hangs", stall.kind)
         if tail and tail[-1].line > noted.line:
             return Stop(StopKind.HANG_NOTED, _phase_before(model, noted.source, tail[-1].line), noted.source, tail[-1].line,
                         clip(tail[-1].message, 200), "where the log ends (a note above says it hangs)")
@@ -372,7 +372,7 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
                    f"where its workers had waited for each other for {waiting[-1].facts.get('seconds', '?')} s and more")
     if stall is not None:
         phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
-        return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), stall.where,
+        return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), _stall_where(stall, phase),
                     stall.kind)
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
@@ -406,6 +406,13 @@ def _at_the_end(obs: Observation, run: RunFacts) -> bool:
     """The observation is among the last lines its input printed (nothing but more of the same after it)."""
     lines = meaningful(run.tails.get(obs.source, []))
     return not lines or obs.line >= lines[-1].line
+
+
+def _stall_where(stall: Stall, phase: Phase) -> str:
+    """Where a silent stop is, in words: NCCL's set-up lines say "channels" only once it connected some."""
+    if stall.kind is Silence.NCCL_SETUP and phase is Phase.COMM_SETUP and _NCCL_ANY.search(stall.last.message):
+        return "while NCCL was setting up its communicator, before it connected any channel"
+    return stall.where
 
 
 def _at(kind: StopKind, phase: Phase, obs: Observation, where: str) -> Stop:

@@ -123,3 +123,37 @@ def _windows(observations: Observations) -> list[str]:
     obs = observations.first(Symptom.WINDOWS_HOST)
     return [f"the run is on Windows ({clip(str(obs.facts.get('where', '')), 60)}, line {obs.line}), whose display driver resets a GPU "
             "whose kernel runs past TdrDelay"] if obs else []
+
+
+# the experiments that take one of NCCL's layers out of the path, each named by what it tests
+_LAYER_EXPERIMENTS = {
+    "p2p": "NCCL_P2P_DISABLE=1 (direct GPU peer-to-peer: PCIe ACS, the IOMMU, VMs and consumer GPUs break it)",
+    "shm": "NCCL_SHM_DISABLE=1 (host shared memory: a container needs --ipc=host or a larger --shm-size for /dev/shm)",
+    "nvls": "NCCL_NVLS_ENABLE=0 (NVSwitch multicast: Fabric Manager must run on NVSwitch systems, `systemctl status nvidia-fabricmanager`)",
+    "cumem": "NCCL_CUMEM_ENABLE=0 (NCCL's cuMem allocations, which drivers, containers and memory limits can refuse)",
+}
+
+
+@condition("setup-differential", "always holds: which of NCCL's layers a stop in set-up points at first, and the experiment for each")
+def _setup_differential(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """Always holds: the layers a hang in NCCL's set-up can sit in, most likely first for where the log stopped
+    and what it shows (a container's /dev/shm, the transport NCCL chose), each with the one export that tests it."""
+    from mltriage.run_model.model import Phase
+    from mltriage.symptoms.vocabulary import Transport
+
+    order = ["p2p", "shm", "nvls", "cumem"]
+    phase = run.stop.phase
+    if phase is Phase.LAUNCH:
+        where = ("the log shows none of NCCL's set-up lines: rerun with NCCL_DEBUG=INFO to see whether it hangs in NCCL at all; "
+                 "if it does, these are its layers")
+    elif phase is Phase.COMM_SETUP:
+        where = ("NCCL had printed no channel yet: it stopped in its bootstrap or topology detection, where every rank must "
+                 "arrive (compare each rank's Init START with nranks: a rank that never started hangs the rest)")
+    elif phase is Phase.CHANNELS:
+        where = "NCCL was connecting its channels between the GPUs: the transport it chose is the first suspect"
+    else:
+        where = "the communicator came up and the first collective never finished: the data path between the GPUs is the suspect"
+    if Transport.SHM in run.transports or run.network.containers:
+        order = ["shm", "p2p", "nvls", "cumem"]  # a container's /dev/shm, or NCCL going through host memory
+    why = [where, "the experiments, one layer each, likeliest first: " + "; ".join(_LAYER_EXPERIMENTS[k] for k in order)]
+    return Judged(True, why)
