@@ -1,5 +1,6 @@
 """What a user's report and a run's own settings say: how many GPUs take part, that the run hangs,
-that its numbers are wrong; and where a hang the report's opening words describe is placed.
+that its numbers are wrong, a command-line program's own error line; and where a hang the report's
+opening words describe is placed.
 
 Lines are either an upstream release's format string filled the way the program fills it (named in
 the source column), or the forms users' reports take in public issue threads (a sentence's shape,
@@ -58,6 +59,11 @@ WORDS = [
     (Symptom.COMM_INIT_STARTED, "[2026-12-01 10:00:00,000] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl",
      "DeepSpeed deepspeed/comm/comm.py (v0.8.0-v0.19.5)", {}),
     (Symptom.COMM_INIT_STARTED, "INFO 12-01 10:00:00 utils.py:1008] Found nccl from library libnccl.so.2", "vLLM vllm/utils.py find_nccl_library", {}),
+    # a command-line program's own error line
+    (Symptom.ERROR_LOGGED, "Error: No such option: --nproc_per_node", "click 8.x ClickException.show (a click CLI's usage error)",
+     {"message": "No such option: --nproc_per_node"}),
+    (Symptom.ERROR_LOGGED, "Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is incompatible with libgomp.so.1 library.",
+     "IntelPython/mkl-service _mklinitmodule.c", {}),
     # a channel names the two ranks it joins
     (Symptom.CHANNELS_SET_UP, "node01:4211:4260 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC", "NVIDIA/nccl transport/p2p.cc (2.18)",
      {"from_rank": 1, "to_rank": 0}),
@@ -89,6 +95,7 @@ def test_every_symptom_here_is_tested_in_forms_from_two_sources():
     "RuntimeError: inconsistent tensor size, expected tensor [4] and src [8] to have the same number of elements",
     "Outputs get different pools so memory gets freed properly",
     "Initializing weights with random values",
+    "Error: 0.123",  # a metric named Error, not a program's error line
     # a report's sentence that is no observation: fixed, advice, a condition
     "the job no longer hangs after setting NCCL_P2P_DISABLE=1",
     "if the training gets stuck, set NCCL_DEBUG=INFO",
@@ -97,7 +104,7 @@ def test_every_symptom_here_is_tested_in_forms_from_two_sources():
 ])
 def test_programs_sentences_and_fixed_reports_are_no_hang_and_no_wrong_values(line):
     obs = observe(line)
-    assert not obs.has(Symptom.HANG_NOTED) and not obs.has(Symptom.WRONG_VALUES), line
+    assert not obs.has(Symptom.HANG_NOTED) and not obs.has(Symptom.WRONG_VALUES) and not obs.has(Symptom.ERROR_LOGGED), line
 
 
 def test_a_world_size_of_one_and_a_single_gpu_make_no_multi_gpu_run():

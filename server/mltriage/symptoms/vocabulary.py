@@ -690,6 +690,12 @@ WORDINGS: tuple[Wording, ...] = (
       "\"%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s\" (ERROR 01-02 10:00:00 [file.py:12] ...), loguru's "
       "\"... | ERROR | ...\", DeepSpeed's \"[ERROR]\" tag, TensorRT's ILogger \"[TensorRT] ERROR: \" (7.x) and TensorRT-LLM's "
       "\"[TensorRT-LLM][ERROR] \""),
+    # a command-line program's own error line, at the start of the line with no logger around it
+    W(Symptom.ERROR_LOGGED, ("Error: ", "error: ", "Fatal error: ", "fatal error: "),
+      r"^(?:[Ff]atal\s)?[Ee]rror: (?P<message>[A-Za-z\[('\"`<][^\n]{2,300})",
+      "pallets/click exceptions.py ClickException.show: echo(_(\"Error: {message}\").format(...)) (8.x; every click CLI's failure); "
+      "IntelPython/mkl-service _mklinitmodule.c: fprintf(stderr, \"Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is "
+      "incompatible with libgomp.so.1 library. ...\"); CPython distutils/setuptools \"error: command '%s' failed with exit code %d\""),
     W(Symptom.ERROR_LOGGED, ("Scheduler hit an exception:",), r"(?P<message>Scheduler hit an exception:[^\n]{0,300})",
       "sgl-project/sglang python/sglang/srt/managers/scheduler.py run_scheduler_process (0.3+): logger.error(f\"Scheduler hit an "
       "exception: {traceback}\") under sglang's \"[%(asctime)s TP%d] \" prefix, which names no level"),
