@@ -8,6 +8,7 @@ by torch's own ``ChildFailedError.format_msg`` (the installed torch 2.13.0)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -42,6 +43,20 @@ def test_the_same_timeout_on_every_rank_is_one_finding_that_lists_them_all():
     assert [r.rank for r in d.ranks] == list(range(RANKS))
     assert {r.first_error for r in d.ranks} == {"torch-nccl-watchdog-timeout"}
     assert [r.first_line for r in d.ranks] == list(range(1, RANKS + 1))  # each rank's own line, not the first's
+
+
+def test_the_timeline_draws_every_rank_a_shared_finding_speaks_for():
+    # 40 ranks that share one folded watchdog finding are 40 marks at their own lines, none drawn as silent
+    from mltriage.lsp.pictures import timeline_svg
+
+    missing = 17
+    d = diagnose_text("".join(watchdog(r) for r in range(40) if r != missing) + f"[rank{missing}]: step 120\n")
+    svg = timeline_svg(d)
+    marked = re.findall(r'class="mark (?:initiator|collateral)"[^>]*><title>rank (\d+):[^<]*\(line (\d+)\)', svg)
+    assert sorted(int(r) for r, _ in marked) == [r for r in range(40) if r != missing]
+    assert all(int(line) == (int(r) + 1 if int(r) < missing else int(r)) for r, line in marked)  # each rank's own line
+    silent = re.findall(r'class="mark (?:silent|quiet)"[^>]*><title>rank (\d+):', svg)
+    assert silent == [str(missing)]
 
 
 def test_a_rank_that_never_arrived_is_still_named_among_folded_ranks():

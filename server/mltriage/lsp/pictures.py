@@ -29,7 +29,13 @@ def _event_order(diagnosis: Diagnosis, first_event: dict[int, Any]) -> list[int]
         return None
     at = {(t.source, t.line): i for i, t in enumerate(diagnosis.timeline)}
     initiator = diagnosis.initiating_rank
-    return sorted(first_event, key=lambda r: (r != initiator, at.get((first_event[r].source, first_event[r].line), len(at))))
+    return sorted(first_event, key=lambda r: (r != initiator, at.get(_place(first_event[r], r), len(at)), r))
+
+
+def _place(finding: Any, rank: int) -> tuple[str, int]:
+    """Where ``rank`` reported ``finding``: a failure many ranks share keeps each rank's own line (and file)."""
+    source = finding.rank_places.get(rank, (finding.source, None))[0] if finding.rank_places else finding.source
+    return source, finding.line_of(rank)
 
 
 def timeline_svg(diagnosis: Diagnosis) -> str:
@@ -47,15 +53,16 @@ def timeline_svg(diagnosis: Diagnosis) -> str:
     for role in roles:
         if role.first_error is None:
             continue
-        match = next((f for f in diagnosis.findings if f.rank == role.rank and f.signature == role.first_error
-                      and f.line == role.first_line), None)
+        # triage's verdict names the finding by signature and line; a finding many ranks share speaks for each of them
+        match = next((f for f in diagnosis.findings if role.rank in f.reporting_ranks and f.signature == role.first_error
+                      and f.line_of(role.rank) == role.first_line), None)
         if match is not None:
             first_event[role.rank] = match
     order = _event_order(diagnosis, first_event)
     if order is not None:
         axis = "order of first errors → (the launcher's timestamps; initiator first)"
     else:
-        order = sorted(first_event, key=lambda r: (sources.get(first_event[r].source, 0), first_event[r].line))
+        order = sorted(first_event, key=lambda r: (sources.get(_place(first_event[r], r)[0], 0), _place(first_event[r], r)[1], r))
         axis = "log order of first errors → (no line has a timestamp)"
     span = max(1, len(order) - 1)
     position = {r: i / span for i, r in enumerate(order)}
@@ -76,7 +83,7 @@ def timeline_svg(diagnosis: Diagnosis) -> str:
             event = first_event[role.rank]
             x = plot_left + position[role.rank] * (plot_right - plot_left)
             cls = "initiator" if role.role == "initiator" else "collateral"
-            what = f"rank {role.rank}: {event.title} (line {event.line})"
+            what = f"rank {role.rank}: {event.title} (line {event.line_of(role.rank)})"
             size = 8 if cls == "initiator" else 6
             parts.append(f'<circle class="mark {cls}" cx="{x:.0f}" cy="{y:.0f}" r="{size}"><title>{escape(what)}</title></circle>')
             if cls == "initiator":
