@@ -288,3 +288,25 @@ def test_preprocessing_before_init_outlasting_the_store_based_barrier_is_the_pre
     # the same barrier timeout alone stays the store-based-barrier finding (it names the ranks that joined)
     alone = diagnose_text(log.split("\n", 1)[1])
     assert alone.findings[0].signature == "torch-store-based-barrier-timeout", _signatures(alone)
+
+
+# huggingface/transformers examples' run_clm.py map desc "Running tokenizer on dataset" in tqdm 4.x's bar, the bar left
+# without its newline, and CPython's traceback of another rank right behind it (the form recorded with tqdm 4.70.1 in
+# signatures/python/python-unhandled-exception.toml); the paste ends inside the traceback
+def _tokenizer_bar_then_cut_traceback(elapsed: str) -> str:
+    return ("[2023-09-18 08:36:08,272] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: version=0.10.1, git-hash=unknown\n"
+            f"Running tokenizer on dataset:  47%|████▋     | 1695000/3634744 [{elapsed}<33:25, 967.30 examples/s]Traceback (most recent call last):\n"
+            '  File "/work/src/train_bash.py", line 14, in <module>\n'
+            "    main()\n")
+
+
+def test_a_failure_as_a_preparation_bar_reaches_the_default_timeout_is_that_timeout():
+    d = diagnose_text(_tokenizer_bar_then_cut_traceback("30:09"))
+    top = d.findings[0]
+    assert top.signature == "collective-timeout-at-start"
+    assert any("30 minutes is the process-group timeout" in w for w in top.evidence + top.notes + [top.root_cause]), top
+
+
+def test_the_same_failure_long_before_any_default_timeout_is_not_called_one():
+    d = diagnose_text(_tokenizer_bar_then_cut_traceback("12:40"))
+    assert "collective-timeout-at-start" not in _signatures(d)

@@ -59,6 +59,13 @@ WORDS = [
     (Symptom.COMM_INIT_STARTED, "[2026-12-01 10:00:00,000] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl",
      "DeepSpeed deepspeed/comm/comm.py (v0.8.0-v0.19.5)", {}),
     (Symptom.COMM_INIT_STARTED, "INFO 12-01 10:00:00 utils.py:1008] Found nccl from library libnccl.so.2", "vLLM vllm/utils.py find_nccl_library", {}),
+    # TensorFlow's MirroredStrategy: its devices, and its first NCCL all-reduce
+    (Symptom.COMM_INIT_STARTED, "INFO:tensorflow:batch_all_reduce: 4 all-reduces with algorithm = nccl, num_packs = 1",
+     "tensorflow/python/distribute/cross_device_ops.py NcclAllReduce._do_batch_all_reduce (TF 2.x)", {}),
+    (Symptom.COMM_INIT_STARTED, "INFO:tensorflow:Collective all_reduce tensors: 4 all_reduces, num_devices = 2, group_size = 2, "
+     "implementation = CommunicationImplementation.NCCL, num_packs = 1", "tensorflow/python/distribute/cross_device_ops.py CollectiveAllReduce", {}),
+    (Symptom.GPUS_DESCRIBED, "INFO:tensorflow:Using MirroredStrategy with devices ('/job:localhost/replica:0/task:0/device:GPU:0', "
+     "'/job:localhost/replica:0/task:0/device:GPU:1')", "tensorflow/python/distribute/mirrored_strategy.py (TF 2.x)", {"count": 2}),
     # a command-line program's own error line
     (Symptom.ERROR_LOGGED, "Error: No such option: --nproc_per_node", "click 8.x ClickException.show (a click CLI's usage error)",
      {"message": "No such option: --nproc_per_node"}),
@@ -158,3 +165,26 @@ def test_a_report_of_wrong_collective_results_on_several_gpus_is_p2p_corruption_
 def test_wrong_results_on_one_gpu_are_no_p2p_cause():
     d = diagnose_text("the outputs are different with 1 GPU after the upgrade\n")
     assert not any(f.signature == "p2p-silent-corruption" for f in d.findings)
+
+
+# tensorflow/python/distribute: MirroredStrategy's devices, Keras' epoch line, the first NCCL all-reduce, then the
+# "Reduce to %s then broadcast to %r." INFO lines of its reductions to one device (cross_device_ops.py, TF 2.x)
+TF_FIRST_ALLREDUCE = (
+    "INFO:tensorflow:Using MirroredStrategy with devices ('/job:localhost/replica:0/task:0/device:GPU:0', "
+    "'/job:localhost/replica:0/task:0/device:GPU:1')\n"
+    "Epoch 1/500\n"
+    "INFO:tensorflow:batch_all_reduce: 4 all-reduces with algorithm = nccl, num_packs = 1\n"
+    "INFO:tensorflow:Reduce to /job:localhost/replica:0/task:0/device:CPU:0 then broadcast to ('/job:localhost/replica:0/task:0/device:CPU:0',).\n"
+    "INFO:tensorflow:Reduce to /job:localhost/replica:0/task:0/device:CPU:0 then broadcast to ('/job:localhost/replica:0/task:0/device:CPU:0',).\n")
+
+
+def test_a_log_ending_in_its_loggers_chatter_after_the_first_nccl_all_reduce_stopped_there():
+    d = diagnose_text(TF_FIRST_ALLREDUCE)
+    assert d.run["gpus"]["count"] == 2
+    assert d.run["stop"]["kind"] == StopKind.HANG_SILENT.value and d.run["stop"]["silence"] == "nccl-setup"
+    assert d.findings[0].signature == "nccl-hang-at-setup" and d.findings[0].severity.value == "warning"
+
+
+def test_chatter_that_says_the_run_went_on_is_no_stop_in_set_up():
+    d = diagnose_text(TF_FIRST_ALLREDUCE + "INFO:tensorflow:Epoch 1 finished in 41 seconds\n")
+    assert d.run["stop"]["kind"] != StopKind.HANG_SILENT.value

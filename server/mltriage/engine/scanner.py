@@ -84,6 +84,18 @@ class _Plan:
                    not present.isdisjoint(VERSION_MARKERS))
 
 
+
+# tqdm's "[elapsed<remaining, rate]" closing a bar that had no newline yet, the header right behind it
+_GLUED_HEADER = re.compile(r"\[\d[\d:]*<[^\]\n]{0,80}\]Traceback \(most recent call last\):\s*$")
+
+
+def opens_traceback(message: str) -> bool:
+    """A traceback's header: at the line's start, or at its end behind output that had no newline of its own
+    (a tqdm bar redrawn with \\r, a print(end='')), which glues the header onto the line before."""
+    if message.startswith(TRACEBACK_HEADER):
+        return True
+    return message.rstrip().endswith(TRACEBACK_HEADER + ":") and bool(_GLUED_HEADER.search(message))
+
 class Scanner:
     """Feeds blocks of one source at a time (``begin``, ``feed``..., ``end``); ``store`` holds what
     fired, ``observations`` the symptoms, ``run`` what the run shows as a whole."""
@@ -298,7 +310,7 @@ class Scanner:
             self.store.summary_open = True
             return
         stripped = message.lstrip()
-        header = stripped.startswith(TRACEBACK_HEADER)
+        header = opens_traceback(stripped)
         if header:
             self.tracebacks.start(stream, line_no, text)
         elif stripped.startswith(ORIGINAL_TRACEBACK):
@@ -343,7 +355,7 @@ class Scanner:
         stream = self._stream(ctx)
         message = ctx.message
         open_block = self.open_blocks.get(stream)
-        if message.lstrip().startswith(TRACEBACK_HEADER):
+        if opens_traceback(message.lstrip()):
             self.tracebacks.start(stream, line_no, text)
             self._match(text, ctx, stream, line_no, structural=True)
             return

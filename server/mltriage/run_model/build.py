@@ -408,6 +408,22 @@ def _at_the_end(obs: Observation, run: RunFacts) -> bool:
     return not lines or obs.line >= lines[-1].line
 
 
+# what says a run went on after its set-up: a step, an epoch, a loss, a progress bar, a result
+_PROGRESS = re.compile(r"\b(?:step|epoch|iter(?:ation)?|loss|batch|it/s|s/it|tokens?/s|throughput|finished|done|complete[ds]?|ready|loaded|"
+                       r"started|success\w*|took|secs?|seconds)\b|\d%\s{0,4}\||\d/\d{1,12} \[", re.IGNORECASE)
+_INFO_LEVEL = re.compile(r"^(?:[ID]\d{4} |[^\n]{0,80}?\b(?:INFO|DEBUG)\b)")
+
+
+def _setup_then_chatter(recent: list[TailLine], source: str, setup: set[tuple[str, int]]) -> bool:
+    """A framework's set-up line among the last lines, and after it only INFO-level lines that show no progress
+    (TensorFlow logs where each reduce goes right after its first NCCL all-reduce; vLLM its back-end choices)."""
+    at = next((i for i in range(len(recent) - 1, -1, -1) if (source, recent[i].line) in setup), None)
+    if at is None or at == len(recent) - 1:
+        return False
+    after = recent[at + 1:]
+    return all(_INFO_LEVEL.search(t.text) and not _PROGRESS.search(t.message) for t in after)
+
+
 def _stall_where(stall: Stall, phase: Phase) -> str:
     """Where a silent stop is, in words: NCCL's set-up lines say "channels" only once it connected some."""
     if stall.kind is Silence.NCCL_SETUP and phase is Phase.COMM_SETUP and _NCCL_ANY.search(stall.last.message):
@@ -483,8 +499,9 @@ def find_stall(run: RunFacts, setup: set[tuple[str, int]] = frozenset()) -> Stal
             return (source, t.line) in setup or bool(
                 _NCCL_SETUP.search(t.message) or _NCCL_ANY.search(t.message) and not _NCCL_TEARDOWN.search(t.message))
 
-        # the last line is the framework's own "set-up starts" line, or the last three are all set-up
-        if (source, last.line) in setup or all(in_setup(t) for t in recent):
+        # the last line is the framework's own "set-up starts" line, or the last three are all set-up, or a set-up
+        # line is followed only by the same logger's chatter (INFO lines that show no progress)
+        if (source, last.line) in setup or all(in_setup(t) for t in recent) or _setup_then_chatter(recent, source, setup):
             return Stall(Silence.NCCL_SETUP, source, last, "right after NCCL set up its communicator and channels" if _NCCL_ANY.search(last.message)
                          else "right after the framework began setting up its distributed communicators", None)
     return None

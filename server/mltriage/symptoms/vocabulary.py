@@ -332,6 +332,14 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.COMM_INIT_STARTED, ("Found nccl from library",), r"\bFound nccl from library \S{1,200}",
       "vllm-project/vllm vllm/utils.py find_nccl_library: logger.info(\"Found nccl from library %s\", so_file) (0.4-0.10; "
       "vllm/utils/nccl.py logger.debug_once from 0.11): PyNccl loads libnccl just before its communicators come up"),
+    W(Symptom.COMM_INIT_STARTED, ("all-reduces with algorithm = nccl", "Collective all_reduce tensors:"),
+      r"\bbatch_all_reduce: \d{1,6} all-reduces with algorithm = nccl\b|\bCollective all_reduce tensors: \d{1,6} all_reduces, num_devices = \d{1,4}, "
+      r"group_size = \d{1,6}, implementation = (?:\w{1,40}\.)?NCCL\b",
+      "tensorflow/tensorflow tensorflow/python/distribute/cross_device_ops.py NcclAllReduce._do_batch_all_reduce: logging.log_first_n(INFO, "
+      "\"batch_all_reduce: %d all-reduces with algorithm = %s, num_packs = %d\") (TF 2.0-2.16, MirroredStrategy's first NCCL all-reduce, "
+      "printed as INFO:tensorflow:...) and CollectiveAllReduce's \"Collective all_reduce tensors: %d all_reduces, num_devices = %d, "
+      "group_size = %d, implementation = %s, num_packs = %d\" (the implementation an enum's str: CommunicationImplementation.NCCL, "
+      "CollectiveCommunication.NCCL in earlier 2.x releases)"),
     W(Symptom.COMM_INIT_STARTED, ("Init torch distributed begin",), r"\bInit torch distributed begin\.",
       "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
       "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
@@ -440,6 +448,11 @@ WORDINGS: tuple[Wording, ...] = (
     W(Symptom.PARALLEL_SIZE, ("Trainer(", "--trainer.devices", "--trainer.gpus"),
       r"\bTrainer\([^\n]{0,200}?\b(?P<setting>gpus|devices)\s{0,2}=\s{0,2}(?P<count>\d{1,3})\b|--trainer\.(?P<setting>devices|gpus)[= ](?P<count>\d{1,3})\b",
       "Lightning-AI/lightning Trainer(devices=N) (1.6+; Trainer(gpus=N) before 2.0) and LightningCLI's --trainer.devices"),
+    # TensorFlow's MirroredStrategy names its devices: the GPU entries of the tuple are the GPUs taking part
+    W(Symptom.GPUS_DESCRIBED, ("Using MirroredStrategy with devices",),
+      r"Using MirroredStrategy with devices \((?P<count>'[^'()\n]{1,120}/device:GPU:\d{1,3}'(?:, '[^'()\n]{1,120}/device:GPU:\d{1,3}'){1,63})\)",
+      "tensorflow/tensorflow tensorflow/python/distribute/mirrored_strategy.py MirroredExtended._initialize_single_worker: "
+      "logging.info(\"Using MirroredStrategy with devices %r\", devices) (TF 2.x; the repr of a tuple of device strings)"),
     # how users state the scale in words: "on 2 GPUs", "two NVIDIA GPUs", "multiple GPUs", "multi-GPU training"
     W(Symptom.GPUS_DESCRIBED, ("GPUs", "gpus", "GPU's", "cards", "multi-GPU", "multi-gpu", "Multi-GPU", "Multi-gpu", "multi gpu", "Multi GPU",
                                "multi GPU", "multigpu", "MultiGPU"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mltriage.causes.conditions.registry import Judged, condition
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Phase, RunModel
+from mltriage.run_model.model import Phase, RunModel, StopKind
 from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Symptom
 
@@ -79,6 +79,33 @@ def _long_step_before_timeout(run: RunModel, findings: list[Finding], observatio
             return Judged(True, [f"a progress bar{desc} had run for {elapsed} s, about the process-group timeout "
                                  f"({timeout_ms // 1000} s), and stood at {percent}% (line {bar.line}) when the collective timed "
                                  f"out (line {t.line}): its rank was still at that work while the others waited"], (bar.text,))
+    return Judged(False, [])
+
+
+# the process-group timeouts a run gets when it sets none: NCCL's 30 min before torch 2.2 (and HF's ddp_timeout, 1800 s),
+# 10 min since; a preparation bar that stopped at one of them, with the run failing right there, outlasted it
+DEFAULT_TIMEOUTS_S = (1800, 600)
+BAR_TO_FAILURE_LINES = 3
+
+
+@condition("preparation-stopped-at-default-timeout",
+           "the run failed right after a data-preparation bar that had run as long as a default process-group timeout")
+def _preparation_stopped_at_default_timeout(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """No timeout line (a traceback cut, a rank's log missing), but the error came right where an unfinished
+    data-preparation bar had run 30 (or 10) minutes: the waiting ranks' default timeout expired then."""
+    if run.stop.kind is not StopKind.ERROR or run.stop.line is None:
+        return Judged(False, [])
+    preparing = {(o.source, o.line) for o in observations.of(Symptom.DATA_PREPARATION) if o.facts.get("kind") != "barrier"}
+    for bar in observations.of(Symptom.PROGRESS_BAR):
+        elapsed, percent = bar.facts.get("elapsed_s"), bar.facts.get("percent")
+        if ((bar.source, bar.line) not in preparing or bar.source != run.stop.source or not isinstance(elapsed, int)
+                or not isinstance(percent, int) or percent >= 100 or not 0 <= run.stop.line - bar.line <= BAR_TO_FAILURE_LINES):
+            continue
+        for timeout_s in DEFAULT_TIMEOUTS_S:
+            if 0.98 <= elapsed / timeout_s <= 1.05:
+                return Judged(True, [f"the run failed (line {run.stop.line}) right as its data preparation's bar had run {elapsed} s "
+                                     f"at {percent}% (line {bar.line}): {timeout_s // 60} minutes is the process-group timeout a run "
+                                     "gets by default, which the ranks waiting for this preparation hit"], (bar.text,))
     return Judged(False, [])
 
 
