@@ -62,3 +62,17 @@ def test_a_margin_is_what_every_first_line_shares():
     assert common_margin(b"    wait (torch/utils/file_baton.py:42)\n") == b""  # one line's indentation is its own
     assert common_margin(b"> Traceback (most recent call last):\n>   File \"a.py\", line 1\n> RuntimeError: x\n") == b"> "
     assert common_margin(b">>> import torch\nTraceback (most recent call last):\n") == b""
+
+
+# nvidia-smi topo -m's matrix (driver 535: "%s\t" cells after a "GPU%d" row label, legend omitted) pasted below an
+# nccl-tests v2.13.9 result that failed its check ("# Out of bounds values : %d %s", src/common.cu)
+TOPO_AFTER_A_FAILED_CHECK = ("# Out of bounds values : 2 FAILED\n"
+                             "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+                             "GPU0\t X \tNV4\t0-63\t0\n"
+                             "GPU1\tNV4\t X \t0-63\t0\n")
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_pasted_topology_is_read_behind_the_same_prefixes_and_margins(form):
+    d = diagnose_text(FORMS[form](TOPO_AFTER_A_FAILED_CHECK))
+    assert d.topology is not None and d.run["gpus"]["interconnect"] == "nvlink", form

@@ -19,7 +19,19 @@ class TopologyHeads:
     def offer(self, first_block: bytes) -> None:
         head = first_block[:PASTED_SCAN_BYTES]
         if len(self.texts) < MAX_PASTED_INPUTS and (b"GPU0" in head or b"P2P Connectivity" in head):
-            self.texts.append(head.decode("utf-8", "replace"))
+            self.texts.append(_behind_prefixes(head))
+
+
+def _behind_prefixes(head: bytes) -> str:
+    """The pasted matrix as its tool printed it: each line read past a quote's or code block's margin, a
+    launcher's or logger's prefix (torchrun's [rank0]:, docker compose's service column, kubectl's [pod/...])
+    and its colour codes, as the scanner reads every other line."""
+    from mltriage.engine.prefixes import parse_prefixes
+    from mltriage.engine.reader import clean_line, common_margin
+
+    margin = common_margin(head)
+    lines = (line[len(margin):] if margin and line.startswith(margin) else line for line in head.split(b"\n"))
+    return "\n".join(parse_prefixes(clean_line(line)).message for line in lines)
 
 
 def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:
