@@ -62,6 +62,8 @@ def test_a_margin_is_what_every_first_line_shares():
     assert common_margin(b"    wait (torch/utils/file_baton.py:42)\n") == b""  # one line's indentation is its own
     assert common_margin(b"> Traceback (most recent call last):\n>   File \"a.py\", line 1\n> RuntimeError: x\n") == b"> "
     assert common_margin(b">>> import torch\nTraceback (most recent call last):\n") == b""
+    assert common_margin(b"> ValueError: Target modules not found in the base model\n") == b"> "  # a one-line quote
+    assert common_margin(b">>> import torch\n") == b""  # a prompt, not a quote
 
 
 # nvidia-smi topo -m's matrix (driver 535: "%s\t" cells after a "GPU%d" row label, legend omitted) pasted below an

@@ -165,7 +165,8 @@ def _lookup_finding(finding: Finding, catalogue: Catalogue, stated: dict[str, se
     if message is None and finding.evidence:
         text = finding.evidence[-1] if finding.block is not None else finding.evidence[0]
         hints += hints_in(text)
-        message = parse_prefixes(text).message
+        # (past a quote's or code block's margin, as the scanner read the line: no message starts with '>')
+        message = parse_prefixes(text.lstrip(" \t>")).message
     kind = finding.facts.get("exception_type")
     if not message:
         return []

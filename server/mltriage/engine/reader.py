@@ -103,6 +103,8 @@ def common_margin(block: bytes) -> bytes:
         seen += 1
         if seen >= MARGIN_SAMPLE:
             break
+    if margin and seen == 1 and margin.strip() == b">":
+        return margin  # a one-line paste quoted in a reply: "> " is a quote's, whatever one line's spaces say
     return margin if margin and seen >= 2 else b""  # one line's indentation is its own (a py-spy frame)
 
 
