@@ -34,6 +34,7 @@ EXPECTED = {
     "cpu/ddp_detail_segv_torchrun.log": "torchrun-worker-sigsegv",
     "cpu/ddp_detail_segv_torchrun_faulthandler.log": "python-fatal-signal",
     "cpu/gloo_peer_killed.log": "torch-gloo-connection-closed",
+    "cpu/monitored_barrier_peer_exit.log": "torch-monitored-barrier-peer-failed",
     "cpu/init_pg_unreachable.log": "torch-tcpstore-connect-timeout",
     "cpu/nan_anomaly.log": "numerics-anomaly-nan-backward",
     "cpu/rendezvous_join_timeout.log": "torchrun-rendezvous-timeout",

@@ -226,3 +226,15 @@ def _finding_for_role_checks():
     return Finding(signature="s", title="t", category="c", severity="error", proposed_role="root-cause", rank=None, host=None,
                    source="a.log", lines=(1, 1), line=1, column_start=0, column_end=1, evidence=["x"], facts={}, root_cause="r",
                    fix=Fix(), verify="", confidence=0.5)
+
+
+def test_the_rank_a_survivors_library_names_as_faulty_is_the_initiator():
+    # recorded (torch 2.13.0, gloo): rank 0 exits before monitored_barrier; only rank 1's output is in the log
+    from mltriage.engine import diagnose_path
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "cpu"
+    d = diagnose_path(corpus / "monitored_barrier_peer_exit.log")
+    assert d.initiating_rank == 0
+    assert "names as the one that failed" in d.explanation
+    [rank1] = [r for r in d.ranks if r.rank == 1]
+    assert rank1.role.value == "collateral"

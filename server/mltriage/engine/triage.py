@@ -367,6 +367,17 @@ def _first_observed_by_launcher(ev: Evidence):
     ), roots[0]
 
 
+def _named_by_peers(ev: Evidence):
+    """A surviving rank's library names the rank that failed (gloo's monitored_barrier: "Please check rank M
+    logs for faulty rank"): where every such report names the same rank, that rank is where it started."""
+    named = {r for f in ev.errors if (r := _fact_int(f, "faulty_rank")) is not None}
+    if len(named) != 1:
+        return None, "", None
+    rank = next(iter(named))
+    report = next(f for f in ev.errors if _fact_int(f, "faulty_rank") == rank)
+    return rank, f"rank {rank} is the rank its peers' library names as the one that failed: {report.title} ({_where(report)})", None
+
+
 # Each rule with the failure domain its evidence implies (None: from the finding's category).
 def _flight_recorder(ev: Evidence):
     verdict = ev.fr_verdict
@@ -376,7 +387,7 @@ def _flight_recorder(ev: Evidence):
 
 
 # Strongest evidence first; the first rule that names a rank (or explains why none) decides.
-_RULES = (_own_root_cause, _flight_recorder, _odd_one_out, _silent_rank, _launcher_evidence, _earliest_error,
+_RULES = (_own_root_cause, _flight_recorder, _odd_one_out, _silent_rank, _launcher_evidence, _named_by_peers, _earliest_error,
           _first_observed_by_launcher)
 # The failure domain each kind of evidence implies (absent: from the deciding finding's category).
 _DOMAINS = {
