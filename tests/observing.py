@@ -31,3 +31,16 @@ def sources_by_symptom(words) -> dict:
     for symptom, _, source, _ in words:
         by.setdefault(symptom, set()).add(source)
     return by
+
+
+def assert_typed_facts(symptom, line: str, source: str, facts: dict, *, once: bool = False) -> None:
+    """``line`` is observed as ``symptom`` with each of ``facts``, of its type (an int is an int)."""
+    got = facts_observed(symptom, line, source, once=once)
+    for name, value in facts.items():
+        assert got.get(name) == value and type(got[name]) is type(value), (name, got)
+
+
+def assert_two_sources(words) -> None:
+    """Every symptom of a WORDS table is tested in forms from two independent sources at least."""
+    for symptom, sources in sources_by_symptom(words).items():
+        assert len(sources) >= 2, f"{symptom.value} is tested with one source only: {sources}"

@@ -21,7 +21,7 @@ from mltriage.run_model import Interconnect, Phase, StopKind
 from mltriage.symptoms import Symptom, Transport, WORDINGS
 from mltriage.symptoms.vocabulary import NcclResult
 import procs
-from observing import facts_observed, observe as _observe, sources_by_symptom
+from observing import assert_two_sources, assert_typed_facts, observe as _observe
 
 ROOT = Path(__file__).resolve().parent.parent
 P2P_DISABLE = ROOT / "corpus" / "gpu" / "nccl_p2p_disable.log"  # NCCL_DEBUG=INFO, 2 ranks over SHM, exit 0
@@ -202,14 +202,11 @@ WORDS = [
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
 def test_each_wording_is_observed_with_typed_facts(symptom, line, source, facts):
-    got = facts_observed(symptom, line, source)
-    for name, value in facts.items():
-        assert got.get(name) == value and type(got[name]) is type(value), (name, got)
+    assert_typed_facts(symptom, line, source, facts)
 
 
 def test_every_symptom_here_has_wordings_from_two_sources():
-    for symptom, sources in sources_by_symptom(WORDS).items():
-        assert len(sources) >= 2, f"{symptom.value} is tested with one source only: {sources}"
+    assert_two_sources(WORDS)
     for wording in WORDINGS:
         assert len(wording.source) > 20, wording  # every wording says where its text comes from
 

@@ -13,7 +13,7 @@ import pytest
 from cli_runner import run_cli
 from mltriage.engine import diagnose_path, diagnose_text
 from mltriage.symptoms import Symptom
-from observing import facts_observed, observe as _observe, sources_by_symptom
+from observing import assert_two_sources, assert_typed_facts, observe as _observe
 
 CPU = Path(__file__).resolve().parent.parent / "corpus" / "cpu"
 
@@ -85,14 +85,11 @@ WORDS = [
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
 def test_each_wording_is_observed_with_typed_facts(symptom, line, source, facts):
-    got = facts_observed(symptom, line, source, once=True)
-    for name, value in facts.items():
-        assert got.get(name) == value and type(got[name]) is type(value), (name, got)
+    assert_typed_facts(symptom, line, source, facts, once=True)
 
 
 def test_each_new_symptom_is_tested_in_the_words_of_two_sources():
-    for symptom, sources in sources_by_symptom(WORDS).items():
-        assert len(sources) >= 2, (symptom, sources)
+    assert_two_sources(WORDS)
 
 
 @pytest.mark.parametrize("line", [

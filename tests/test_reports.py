@@ -11,7 +11,7 @@ import pytest
 from mltriage.engine import diagnose_text
 from mltriage.run_model import StopKind
 from mltriage.symptoms import Symptom
-from observing import facts_observed, observe, sources_by_symptom
+from observing import assert_two_sources, assert_typed_facts, observe
 
 WORDS = [
     # the devices and the world a run is given
@@ -81,14 +81,11 @@ WORDS = [
 
 @pytest.mark.parametrize("symptom,line,source,facts", WORDS, ids=[f"{w[0].value}-{i}" for i, w in enumerate(WORDS)])
 def test_each_form_is_observed_with_typed_facts(symptom, line, source, facts):
-    got = facts_observed(symptom, line, source)
-    for name, value in facts.items():
-        assert got.get(name) == value and type(got[name]) is type(value), (name, got)
+    assert_typed_facts(symptom, line, source, facts)
 
 
 def test_every_symptom_here_is_tested_in_forms_from_two_sources():
-    for symptom, sources in sources_by_symptom(WORDS).items():
-        assert len(sources) >= 2, f"{symptom.value} is tested with one source only: {sources}"
+    assert_two_sources(WORDS)
 
 
 @pytest.mark.parametrize("line", [
