@@ -4,6 +4,8 @@ and topology matrices the user pasted into the log (``nvidia-smi topo -m``,
 
 from __future__ import annotations
 
+from mltriage.engine.prefixes import parse_prefixes
+from mltriage.engine.reader import clean_line, common_margin
 from mltriage.model import Diagnosis
 
 PASTED_SCAN_BYTES = 1024 * 1024  # matrices are small; only the head of each input is parsed
@@ -26,9 +28,6 @@ def _behind_prefixes(head: bytes) -> str:
     """The pasted matrix as its tool printed it: each line read past a quote's or code block's margin, a
     launcher's or logger's prefix (torchrun's [rank0]:, docker compose's service column, kubectl's [pod/...])
     and its colour codes, as the scanner reads every other line."""
-    from mltriage.engine.prefixes import parse_prefixes
-    from mltriage.engine.reader import clean_line, common_margin
-
     margin = common_margin(head)
     lines = (line[len(margin):] if margin and line.startswith(margin) else line for line in head.split(b"\n"))
     return "\n".join(parse_prefixes(clean_line(line)).message for line in lines)

@@ -160,7 +160,7 @@ _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 
 
 
 def _count(text: str) -> int:
-    """A number, a number word, or a list of device ids ("0,1,2,3": four)."""
+    """A number, a number word, or a comma-separated list (device ids "0,1,2,3", a tuple's device names): its length."""
     word = text.lower().strip()
     if "," in word:
         return len([part for part in word.split(",") if part.strip()])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from mltriage.causes.conditions.registry import Judged, condition
 from mltriage.masking import clip
 from mltriage.model import Finding
-from mltriage.run_model.model import Interconnect, RunModel
+from mltriage.run_model.model import Interconnect, Phase, RunModel
 from mltriage.symptoms.observe import Observations
-from mltriage.symptoms.vocabulary import Symptom
+from mltriage.symptoms.vocabulary import Symptom, Transport
 
 EVAL_TRACEBACK_LINES = 300  # an evaluation frame this far above an OOM line is in its traceback
 
@@ -138,9 +138,6 @@ _LAYER_EXPERIMENTS = {
 def _setup_differential(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     """Always holds: the layers a hang in NCCL's set-up can sit in, most likely first for where the log stopped
     and what it shows (a container's /dev/shm, the transport NCCL chose), each with the one export that tests it."""
-    from mltriage.run_model.model import Phase
-    from mltriage.symptoms.vocabulary import Transport
-
     order = ["p2p", "shm", "nvls", "cumem"]
     phase = run.stop.phase
     if phase is Phase.LAUNCH:
