@@ -4,8 +4,8 @@ and topology matrices the user pasted into the log (``nvidia-smi topo -m``,
 
 from __future__ import annotations
 
-from mltriage.engine.prefixes import parse_prefixes
-from mltriage.engine.reader import clean_line, common_margin
+from mltriage.engine.prefixes import parse_prefixes_behind
+from mltriage.engine.reader import ANSI_BYTES, clean_line, common_margin
 from mltriage.model import Diagnosis
 
 PASTED_SCAN_BYTES = 1024 * 1024  # matrices are small; only the head of each input is parsed
@@ -27,10 +27,10 @@ class TopologyHeads:
 def _behind_prefixes(head: bytes) -> str:
     """The pasted matrix as its tool printed it: each line read past a quote's or code block's margin, a
     launcher's or logger's prefix (torchrun's [rank0]:, docker compose's service column, kubectl's [pod/...])
-    and its colour codes, as the scanner reads every other line."""
-    margin = common_margin(head)
-    lines = (line[len(margin):] if margin and line.startswith(margin) else line for line in head.split(b"\n"))
-    return "\n".join(parse_prefixes(clean_line(line)).message for line in lines)
+    and its colour codes, as the scanner reads every other line (colours off first, then the margin)."""
+    head = ANSI_BYTES.sub(b"", head)
+    margin = common_margin(head).decode("ascii")
+    return "\n".join(parse_prefixes_behind(clean_line(line), margin).message for line in head.split(b"\n"))
 
 
 def attach_pasted_topology(diagnosis: Diagnosis, heads: list[str]) -> None:

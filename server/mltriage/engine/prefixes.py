@@ -10,7 +10,7 @@ Signatures match the bare message; the prefixes tell us which rank, host and tim
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -78,6 +78,15 @@ def parse_prefixes(line: str) -> LineContext:
                 _memo.clear()
             _memo[line] = ctx
     return ctx
+
+
+def parse_prefixes_behind(line: str, margin: str) -> LineContext:
+    """The prefixes of ``line`` past a pasted block's ``margin`` (its indentation or a quote's '> '); the
+    offset still counts from the line's start."""
+    if margin and line.startswith(margin):
+        ctx = parse_prefixes(line[len(margin):])
+        return replace(ctx, offset=ctx.offset + len(margin))
+    return parse_prefixes(line)
 
 
 def _parse(line: str) -> LineContext:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from mltriage.engine import linear_regex
 from mltriage.engine.catalogue_lines import CATALOGUE_MARKERS, ERROR_MARKERS, VERSION_MARKERS, CatalogueLines
 from mltriage.engine.hit_store import HitStore
 from mltriage.engine.matcher import Matcher
 from mltriage.engine.prefilter_budget import FINISH_LITERALS, PrefilterBudget
-from mltriage.engine.prefixes import MEMO_LINE, LineContext, parse_prefixes
+from mltriage.engine.prefixes import MEMO_LINE, LineContext, parse_prefixes_behind
 from mltriage.engine.reader import ANSI_BYTES, Source, clean_line, common_margin
 from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, note_markers, read_tail
 from mltriage.engine.torchrun_reader import SummaryLine, TorchrunReader
@@ -84,7 +84,6 @@ class _Plan:
                    not present.isdisjoint(VERSION_MARKERS))
 
 
-
 # tqdm's "[elapsed<remaining, rate]" closing a bar that had no newline yet, the header right behind it
 _GLUED_HEADER = re.compile(r"\[\d[\d:]*<[^\]\n]{0,80}\]Traceback \(most recent call last\):\s*$")
 
@@ -95,6 +94,7 @@ def opens_traceback(message: str) -> bool:
     if message.startswith(TRACEBACK_HEADER):
         return True
     return message.rstrip().endswith(TRACEBACK_HEADER + ":") and bool(_GLUED_HEADER.search(message))
+
 
 class Scanner:
     """Feeds blocks of one source at a time (``begin``, ``feed``..., ``end``); ``store`` holds what
@@ -290,11 +290,7 @@ class Scanner:
 
     def _context(self, text: str) -> LineContext:
         """The line's prefixes, past the margin of a pasted block (columns still count from the line's start)."""
-        margin = self._margin_text
-        if margin and text.startswith(margin):
-            ctx = parse_prefixes(text[len(margin):])
-            return replace(ctx, offset=ctx.offset + len(margin))
-        return parse_prefixes(text)
+        return parse_prefixes_behind(text, self._margin_text)
 
     def _stream(self, ctx: LineContext) -> StreamKey:
         rank = ctx.rank if ctx.rank is not None else self.source.rank

@@ -351,11 +351,9 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
     if noted is not None:
         # a report's opening words ("it hangs with 2 GPUs") describe the run the log then shows: it hangs
         # where its input ends, not where the note stands
-        tail = meaningful(run.tails.get(noted.source, []))
         if stall is not None and stall.source == noted.source and stall.last.line > noted.line:
-            phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
-            return Stop(StopKind.HANG_NOTED, phase, stall.source, stall.last.line, clip(stall.last.message, 200),
-                        f"{_stall_where(stall, phase)}; a note above says it hangs", stall.kind)
+            return _at_stall(model, stall, StopKind.HANG_NOTED, "; a note above says it hangs")
+        tail = meaningful(run.tails.get(noted.source, []))
         if tail and tail[-1].line > noted.line:
             return Stop(StopKind.HANG_NOTED, _phase_before(model, noted.source, tail[-1].line), noted.source, tail[-1].line,
                         clip(tail[-1].message, 200), "where the log ends (a note above says it hangs)")
@@ -371,9 +369,7 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
         return _at(StopKind.HANG_NOTED, _phase_before(model, waiting[-1].source, waiting[-1].line), waiting[-1],
                    f"where its workers had waited for each other for {waiting[-1].facts.get('seconds', '?')} s and more")
     if stall is not None:
-        phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
-        return Stop(StopKind.HANG_SILENT, phase, stall.source, stall.last.line, clip(stall.last.message, 200), _stall_where(stall, phase),
-                    stall.kind)
+        return _at_stall(model, stall, StopKind.HANG_SILENT)
     if Phase.FINISH in model.reached or run.has("bench_finished"):
         return Stop(StopKind.CLEAN_END, Phase.FINISH)
     return Stop(StopKind.UNKNOWN, model.last_phase)
@@ -424,11 +420,14 @@ def _setup_then_chatter(recent: list[TailLine], source: str, setup: set[tuple[st
     return all(_INFO_LEVEL.search(t.text) and not _PROGRESS.search(t.message) for t in after)
 
 
-def _stall_where(stall: Stall, phase: Phase) -> str:
-    """Where a silent stop is, in words: NCCL's set-up lines say "channels" only once it connected some."""
+def _at_stall(model: RunModel, stall: Stall, kind: StopKind, note: str = "") -> Stop:
+    """The stop where the log goes silent, in the phase it had reached, in words: NCCL's set-up lines say
+    "channels" only once it connected some."""
+    phase = stall.phase if stall.phase is not None else _phase_before(model, stall.source, stall.last.line)
+    where = stall.where
     if stall.kind is Silence.NCCL_SETUP and phase is Phase.COMM_SETUP and _NCCL_ANY.search(stall.last.message):
-        return "while NCCL was setting up its communicator, before it connected any channel"
-    return stall.where
+        where = "while NCCL was setting up its communicator, before it connected any channel"
+    return Stop(kind, phase, stall.source, stall.last.line, clip(stall.last.message, 200), where + note, stall.kind)
 
 
 def _at(kind: StopKind, phase: Phase, obs: Observation, where: str) -> Stop:

@@ -277,9 +277,19 @@ _GPU_MODEL_LITERALS = ("A100", "H100", "H200", "H20", "B200", "V100", "P100", "A
 
 # A user's report in a sentence (the hang and wrong-values prose wordings): what it may not have before its verb
 # (advice, a possibility, a cause, a negation), who it is about, and the auxiliaries between them
-_REPORT_GUARD = (r"^(?:(?!\b(?:if|unless|whether|avoids?|avoiding|prevents?|preventing|detects?|detecting|detection|may|might|could|can|"
-                 r"cannot|can't|should|would|caused\s{1,3}by|due\s{1,3}to|because|typically|usually|potential(?:ly)?|possible|possibly|"
-                 r"likely|not|n't|never|no\s{1,3}longer|without|to\s{1,3}(?:hang|stall|freeze)|otherwise|unlikely)\b)[^\n]){0,200}?")
+# the words before a report's verb that make it no observation: advice, a possibility, a cause, a check
+_NOT_OBSERVED = (r"if|unless|whether|avoids?|prevents?|detects?|may|might|could|can|cannot|can't|should|would|caused\s{1,3}by|"
+                 r"due\s{1,3}to|typically|usually|potential(?:ly)?|possible|possibly|likely|otherwise|unlikely")
+
+
+def _none_before(extra: str) -> str:
+    """The start of a line up to a report's words, with none of ``_NOT_OBSERVED`` (or ``extra``) on the way."""
+    return r"^(?:(?!\b(?:" + _NOT_OBSERVED + "|" + extra + r")\b)[^\n]){0,200}?"
+
+
+# a hang: nor a negation ("does not hang", "no longer hangs") nor a cause's noun ("to hang", "because ...")
+_REPORT_GUARD = _none_before(r"avoiding|preventing|detecting|detection|because|not|n't|never|no\s{1,3}longer|without|"
+                             r"to\s{1,3}(?:hang|stall|freeze)")
 # a word of the subject's noun phrase: no negation or modal ("the job no longer hangs" is no hang)
 _NOUN_WORD = (r"(?!(?:no|not|never|longer|does|doesn't|did|didn't|won't|wouldn't|may|might|could|can|cannot|should|if|to|avoid|"
               r"without)\b)[\w.-]{2,30}")
@@ -292,9 +302,8 @@ _REPORT_AUX = (r"(?:\s{1,3}(?:is|was|are|were|gets?|got|just|seems?\s{1,3}to|app
                r"completely|totally|randomly|sometimes|often|consistently|will|had|has|have|been|being|becomes?|became|goes|went|"
                r"also|now|again|immediately|eventually|indeed|get)){0,3}")
 
-_VALUES_GUARD = (r"^(?:(?!\b(?:if|unless|whether|avoids?|prevents?|detects?|may|might|could|can|cannot|can't|should|would|"
-                 r"caused\s{1,3}by|due\s{1,3}to|typically|usually|potential(?:ly)?|possible|possibly|likely|otherwise|unlikely|"
-                 r"ensure|make\s{1,3}sure|check|verify|expected|expect|to\s{1,3}get|avoid)\b)[^\n]){0,200}?")
+# wrong values: negations are part of the report ("the results do not match"), a check's words are not
+_VALUES_GUARD = _none_before(r"ensure|make\s{1,3}sure|check|verify|expected|expect|to\s{1,3}get|avoid")
 _VALUES = (r"(?:results?|outputs?|values?|answers?|sums?|gradients?|numbers|predictions?|logits|completions?|generations?|"
            r"responses?|embeddings?|losses|loss|accuracy|output\s{1,3}text)")
 _VALUES_PLURAL = r"(?:results|outputs|values|answers|sums|gradients|numbers|predictions|logits|completions|generations|responses|embeddings|losses)"
