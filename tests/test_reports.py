@@ -59,6 +59,13 @@ WORDS = [
     (Symptom.COMM_INIT_STARTED, "[2026-12-01 10:00:00,000] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl",
      "DeepSpeed deepspeed/comm/comm.py (v0.8.0-v0.19.5)", {}),
     (Symptom.COMM_INIT_STARTED, "INFO 12-01 10:00:00 utils.py:1008] Found nccl from library libnccl.so.2", "vLLM vllm/utils.py find_nccl_library", {}),
+    # Lightning's process-group set-up, in each release's words (the world size is the run's scale)
+    (Symptom.COMM_INIT_STARTED, "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8", "pytorch_lightning 1.4.9 plugins/training_type/ddp.py", {"nranks": 8}),
+    (Symptom.COMM_INIT_STARTED, "initializing ddp (SLURM): GLOBAL_RANK: 3, MEMBER: 4/4",
+     "pytorch_lightning 1.0.8 trainer/connectors/slurm_connector.py", {"nranks": 4}),
+    (Symptom.COMM_INIT_STARTED, "All DDP processes registered. Starting ddp with 2 processes", "pytorch_lightning 0.9.0 accelerators", {"nranks": 2}),
+    (Symptom.COMM_INIT_STARTED, "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2",
+     "lightning 2.x fabric/utilities/distributed.py _init_dist_connection", {"nranks": 2}),
     # TensorFlow's MirroredStrategy: its devices, and its first NCCL all-reduce
     (Symptom.COMM_INIT_STARTED, "INFO:tensorflow:batch_all_reduce: 4 all-reduces with algorithm = nccl, num_packs = 1",
      "tensorflow/python/distribute/cross_device_ops.py NcclAllReduce._do_batch_all_reduce (TF 2.x)", {}),

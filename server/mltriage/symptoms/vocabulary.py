@@ -194,7 +194,7 @@ def _clock(text: str) -> int:
     return total + (int(days) * 86400 if days else 0)
 
 
-# ncclGetErrorString's texts (src/init.cc, 2.4-2.30), ncclResult_t's names and cupy's NCCL_ERROR_* names, by their first words
+# ncclGetErrorString's texts (src/init.cc, 2.3-2.30; 1.x below), ncclResult_t's names and cupy's NCCL_ERROR_* names, by their first words
 _NCCL_RESULT_WORDS = (
     ("unhandled cuda error", NcclResult.CUDA), ("unhandledcudaerror", NcclResult.CUDA), ("unhandled_cuda_error", NcclResult.CUDA),
     ("unhandled system error", NcclResult.SYSTEM), ("systemerror", NcclResult.SYSTEM), ("system_error", NcclResult.SYSTEM),
@@ -205,6 +205,12 @@ _NCCL_RESULT_WORDS = (
     ("remote process exited", NcclResult.REMOTE), ("remoteerror", NcclResult.REMOTE), ("remote_error", NcclResult.REMOTE),
     ("nccl operation in progress", NcclResult.IN_PROGRESS), ("inprogress", NcclResult.IN_PROGRESS), ("in_progress", NcclResult.IN_PROGRESS),
     ("unknown result code", NcclResult.UNKNOWN_CODE),
+    # NCCL 1.x (src/core.cu, v1.2-v1.3.4): its own texts, each code folded into the 2.x result that took it over
+    ("system error", NcclResult.SYSTEM), ("cuda malloc failed", NcclResult.CUDA), ("invalid device pointer", NcclResult.INVALID_ARGUMENT),
+    ("invalid rank", NcclResult.INVALID_ARGUMENT), ("unsupported device count", NcclResult.INVALID_ARGUMENT),
+    ("device not found", NcclResult.INVALID_ARGUMENT), ("invalid device index", NcclResult.INVALID_ARGUMENT),
+    ("parameter mismatch between ranks", NcclResult.INVALID_ARGUMENT), ("invalid data type", NcclResult.INVALID_ARGUMENT),
+    ("invalid reduction operations", NcclResult.INVALID_ARGUMENT),
 )
 # torch.cuda.nccl's "NCCL Error %d": the result's number
 _NCCL_RESULT_NUMBERS = {"1": NcclResult.CUDA, "2": NcclResult.SYSTEM, "3": NcclResult.INTERNAL, "4": NcclResult.INVALID_ARGUMENT,
@@ -353,13 +359,18 @@ WORDINGS: tuple[Wording, ...] = (
       "sgl-project/sglang python/sglang/srt/model_executor/model_runner.py init_torch_distributed: "
       "logger.info(\"Init torch distributed begin.\") (0.2-0.5)"),
     W(Symptom.COMM_INIT_STARTED, ("Initializing distributed: GLOBAL_RANK:", "initializing distributed: GLOBAL_RANK:",
-                                  "All distributed processes registered"),
-      r"[Ii]nitializing distributed: GLOBAL_RANK: \d{1,7}, MEMBER: \d{1,7}/(?P<nranks>\d{1,7})|All distributed processes registered\. "
-      r"Starting with (?P<nranks>\d{1,7}) process",
+                                  "initializing ddp: GLOBAL_RANK:", "initializing ddp (SLURM): GLOBAL_RANK:",
+                                  "All distributed processes registered", "All DDP processes registered"),
+      r"[Ii]nitializing (?:distributed|ddp(?: \(SLURM\))?): GLOBAL_RANK: \d{1,7}, MEMBER: \d{1,7}/(?P<nranks>\d{1,7})|"
+      r"All distributed processes registered\. Starting with (?P<nranks>\d{1,7}) process|"
+      r"All DDP processes registered\. Starting ddp with (?P<nranks>\d{1,7}) process",
       "Lightning-AI/lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection: log.info(f\"Initializing "
       "distributed: GLOBAL_RANK: {global_rank}, MEMBER: {global_rank + 1}/{world_size}\") and rank_zero_info(f\"All distributed "
-      "processes registered. Starting with {world_size} processes\") (2.x; pytorch_lightning 1.x ddp.py: \"initializing "
-      "distributed: GLOBAL_RANK: ...\")"),
+      "processes registered. Starting with {world_size} processes\") (2.x, pytorch_lightning 1.6; 1.5.10 \"initializing "
+      "distributed: ...\"); pytorch_lightning 0.8.5-1.4.9 accelerators/accelerator.py, plugins/training_type/ddp.py: "
+      "\"initializing ddp: GLOBAL_RANK: {global_rank}, MEMBER: {global_rank + 1}/{world_size}\" and \"All DDP processes "
+      "registered. Starting ddp with {world_size} processes\", 1.0.8 trainer/connectors/slurm_connector.py \"initializing ddp "
+      "(SLURM): GLOBAL_RANK: ...\""),
     W(Symptom.CHANNELS_SET_UP, ("via P2P/", "via SHM/", "via NET/", "via direct shared memory"),
       r"(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? ?: ?(?P<from_rank>\d{1,7})(?:\[[0-9a-fx]{1,16}\])? -> (?P<to_rank>\d{1,7})(?:\[[0-9a-fx]{1,16}\])?[^\n]{0,40}? via (?P<transport>P2P|SHM|NET|direct shared memory)",
       "NVIDIA/nccl src/transport/{p2p,shm,net}.cc: \"Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s\" (2.5+), "

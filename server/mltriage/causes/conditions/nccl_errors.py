@@ -46,3 +46,10 @@ def _nccl_error_unexplained(run: RunModel, findings: list[Finding], observations
 def _nodes_or_containers(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     facts = run.network.multi_node_evidence() + list(run.network.containers[:2])
     return Judged(bool(facts), [f.cited() for f in facts], tuple(f.text for f in facts if f.line))
+
+
+@condition("nccl-result-restated", "a finding of NCCL's own already says what the failed call's line says (its result code, in its words)")
+def _nccl_result_restated(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    lines = {(o.source, o.line) for o in observations.of(Symptom.NCCL_ERROR)}
+    restating = next((f for f in findings if f.area == "nccl" and f.is_error and (f.source, f.line) in lines), None)
+    return Judged(restating is not None, [f"{restating.signature} reads the same line ({restating.line})"] if restating else [])
