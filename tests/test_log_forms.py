@@ -78,3 +78,48 @@ TOPO_AFTER_A_FAILED_CHECK = ("# Out of bounds values : 2 FAILED\n"
 def test_a_pasted_topology_is_read_behind_the_same_prefixes_and_margins(form):
     d = diagnose_text(FORMS[form](TOPO_AFTER_A_FAILED_CHECK))
     assert d.topology is not None and d.run["gpus"]["interconnect"] == "nvlink", form
+
+
+# -- lines a terminal, a pager or a web page hard-wrapped at its width ------------------------------------------
+
+def _hard_wrapped(log: str, width: int) -> str:
+    """What tmux's or a Windows console's copy, or a fixed-width web view, gives: each line cut into pieces of
+    ``width`` characters, each piece on a line of its own."""
+    return "".join(line[k:k + width] + "\n" for line in log.splitlines() for k in range(0, max(len(line), 1), width))
+
+
+WRAPPED_LOGS = [*LOGS, "gpu/device_assert_index.log", "cpu/timeout_preparation.log", "cpu/timeout_uneven_iterable.log"]
+
+
+@pytest.mark.parametrize("name", WRAPPED_LOGS)
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_same_answer_when_the_log_was_hard_wrapped(name, width):
+    log = (CORPUS / name).read_text()
+    if max(map(len, log.splitlines())) <= width:
+        pytest.skip("no line of this recording is that wide")
+    wrapped = _hard_wrapped(log, width)
+    got, want = diagnose_text(wrapped), diagnose_text(log)
+    assert _answer(got) == _answer(want)
+    # the finding cites the wrapped file's own line: the first piece of the line it was found on
+    if got.root_cause is not None:
+        found_on = log.splitlines()[want.root_cause.line - 1]
+        assert wrapped.splitlines()[got.root_cause.line - 1] == found_on[:width]
+
+
+def test_one_long_line_cut_inside_a_word_is_read_whole():
+    # the watchdog's message as ProcessGroupNCCL.cpp (1.8-1.12) logs it, cut by a 140-column terminal inside "operations"
+    line = ("[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+            "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.")
+    cut = line[:140] + "\n" + line[140:] + "\n"
+    assert cut.splitlines()[0][-1].isalpha() and cut.splitlines()[1][0].islower()
+    assert _answer(diagnose_text(cut))[0] == _answer(diagnose_text(line + "\n"))[0] is not None
+
+
+def test_rows_of_one_width_are_no_wrapped_lines():
+    from mltriage.engine.rewrap import wrap_width
+    # nvidia-smi's table (recorded on the 2xH200 host) and nccl-tests' rows all share one width: none is a cut
+    assert wrap_width((CORPUS / "healthy/nvidia-smi-h200x2/nvidia-smi.log").read_bytes()) is None
+    for log in sorted((CORPUS / "healthy").rglob("*.log")):
+        assert wrap_width(log.read_bytes()) is None, log
+    for name in LOGS:  # nor are the recordings as they were written
+        assert wrap_width((CORPUS / name).read_bytes()) is None, name

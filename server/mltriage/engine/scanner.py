@@ -26,6 +26,7 @@ from mltriage.engine.matcher import Matcher
 from mltriage.engine.prefilter_budget import FINISH_LITERALS, PrefilterBudget
 from mltriage.engine.prefixes import MEMO_LINE, LineContext, parse_prefixes_behind
 from mltriage.engine.reader import ANSI_BYTES, Source, clean_line, common_margin
+from mltriage.engine.rewrap import newlines_between, rejoin, wrap_width
 from mltriage.engine.run_facts import MARKER_LITERALS, TAIL_BYTES, RunFacts, note_markers, read_tail
 from mltriage.engine.torchrun_reader import SummaryLine, TorchrunReader
 from mltriage.engine.tracebacks import (
@@ -137,6 +138,7 @@ class Scanner:
         self._tail = b""
         self._margin = b""  # the indentation every line of a pasted block shares (read from the source's first block)
         self._margin_text = ""  # the same, decoded once (it is spaces, tabs and '>')
+        self._wrap_width: int | None = None  # the width the source's lines were hard-wrapped at (read from its first block)
 
     def begin(self, source: Source, first_line: int = 1) -> None:
         self._reset_source(source, first_line)
@@ -168,6 +170,11 @@ class Scanner:
         if first:
             self._margin = common_margin(block)
             self._margin_text = self._margin.decode("ascii")
+            self._wrap_width = wrap_width(block)
+        physical = block  # the file's lines, for the tail and the line count
+        joined: list[int] = []
+        if self._wrap_width is not None:
+            block, joined = rejoin(block, self._wrap_width)
         self.matcher.input_bytes = self.bytes_read
         if self.observations.pending:
             self.observations.resume(block[:LOOKAHEAD_BYTES])
@@ -187,7 +194,7 @@ class Scanner:
             while i < n_starts and starts[i] < pos:
                 i += 1
             if torchrun.summary is not None and not self.open_blocks:
-                base += block.count(b"\n", counted, pos)
+                base += newlines_between(block, joined, counted, pos)
                 counted = pos
                 entry = torchrun.read_entry(block, pos, base + 1)
                 if entry is not None:
@@ -214,7 +221,7 @@ class Scanner:
             if self.open_blocks or torchrun.summary is not None:
                 end = block.find(b"\n", pos)
                 end = size if end == -1 else end
-                base += block.count(b"\n", counted, pos)
+                base += newlines_between(block, joined, counted, pos)
                 counted = pos
                 if i < n_starts and starts[i] < end:
                     self._present = budget.phrases(self._ids_between(literal_ids, starts, i, end))
@@ -231,7 +238,7 @@ class Scanner:
             start = block.rfind(b"\n", pos, anchor) + 1 or pos
             end = block.find(b"\n", anchor)
             end = size if end == -1 else end
-            base += block.count(b"\n", counted, start)
+            base += newlines_between(block, joined, counted, start)
             counted = start
             # phrases that went quiet within this block (the block's matches were filtered before)
             present_ids = budget.still_on(self._ids_between(literal_ids, starts, i, end))
@@ -246,9 +253,9 @@ class Scanner:
                                 base + 1)
             budget.note_markers(present_ids, self.run)
             pos = end + 1
-        self.line_no = base + block.count(b"\n", counted)
-        self._ended_without_newline = not block.endswith(b"\n")
-        self._keep_tail(block)
+        self.line_no = base + newlines_between(block, joined, counted)
+        self._ended_without_newline = not physical.endswith(b"\n")
+        self._keep_tail(physical)
 
     def _match_field(self, block: bytes, start: int, end: int, literal_ids: Sequence[int], starts: Sequence[int], i: int,
                      line_no: int) -> None:

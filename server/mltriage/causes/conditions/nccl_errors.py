@@ -48,8 +48,10 @@ def _nodes_or_containers(run: RunModel, findings: list[Finding], observations: O
     return Judged(bool(facts), [f.cited() for f in facts], tuple(f.text for f in facts if f.line))
 
 
-@condition("nccl-result-restated", "a finding of NCCL's own already says what the failed call's line says (its result code, in its words)")
+@condition("nccl-result-restated", "a finding already reads the failed call's line: NCCL's result code in its words, or its caller's own finding")
 def _nccl_result_restated(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    """Any error finding on the line but a catch-all of another layer (an exception's type): NCCL's result-code
+    findings (catch-alls of NCCL's own), and a caller's finding (vLLM's PyNCCL) that knows more than NCCL's words."""
     lines = {(o.source, o.line) for o in observations.of(Symptom.NCCL_ERROR)}
-    restating = next((f for f in findings if f.area == "nccl" and f.is_error and (f.source, f.line) in lines), None)
+    restating = next((f for f in findings if f.is_error and (f.source, f.line) in lines and (f.area == "nccl" or not f.generic)), None)
     return Judged(restating is not None, [f"{restating.signature} reads the same line ({restating.line})"] if restating else [])
