@@ -13,11 +13,11 @@ work by its input (no search has a time limit: output is a function of the input
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 import tomllib
+import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -275,34 +275,75 @@ class Library:
 
 
 def signature_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.glob("*/*.toml") if p.is_file())
+    """``root.glob("*/*.toml")``'s files, in Path order, from directory entries: their types come with
+    the listing, where a glob and ``is_file`` stat each file (every start lists the library)."""
+    found = []
+    try:
+        with os.scandir(root) as areas:
+            folders = [entry for entry in areas if _is(entry, entry.is_dir)]
+        for folder in folders:
+            with os.scandir(folder.path) as entries:
+                found += [(folder.name, e.name) for e in entries if e.name.endswith(".toml") and _is(e, e.is_file)]
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        pass
+    return [root / area / name for area, name in sorted(found)]
+
+
+def _is(entry: os.DirEntry, test) -> bool:
+    try:
+        return test()
+    except OSError:
+        return False
 
 
 def _fingerprint(root: Path, files: list[Path]) -> str:
     """A key over the library's content (not mtimes): a cache built elsewhere, e.g. the one shipped
     beside the signatures, stays valid wherever the files are installed."""
+    import hashlib  # (here: a start whose files are as they were never hashes them, see _fingerprint_cached)
+
     digest = hashlib.sha256(f"{__version__}/{CACHE_FORMAT}".encode())
-    digest.update(Path(__file__).with_name("schema.py").read_bytes())
+    digest.update(_SCHEMA_FILE.read_bytes())
     for path in files:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:24]
 
 
-_FINGERPRINTS: dict[tuple, str] = {}
+_FINGERPRINTS: dict[str, str] = {}
+_SCHEMA_FILE = Path(__file__).with_name("schema.py")
+
+
+def _stamp(root: Path, files: list[Path]) -> str:
+    """How the library's files look from outside: each one's size, mtime and ctime (a write changes
+    the ctime even where a tool keeps the mtime), and schema.py's; raises OSError."""
+    lines = [f"{__version__}/{CACHE_FORMAT}", str(root)]
+    for path in (_SCHEMA_FILE, *files):
+        st = path.stat()
+        lines.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}")
+    return "\n".join(lines)
 
 
 def _fingerprint_cached(root: Path, files: list[Path]) -> str:
-    """The content fingerprint, computed again only when a file's size or mtime changed: a
-    long-lived process (the language server, a benchmark loop) diagnoses without re-reading 180 files."""
+    """The content fingerprint, computed again only when a file's size or times changed: a long-lived
+    process (the language server, a benchmark loop) diagnoses without re-reading 180 files, and so does
+    a new process, from the stamp file that the last one to hash these files left in the cache."""
     try:
-        stamp = (str(root), tuple((str(p), st.st_size, st.st_mtime_ns) for p in files for st in (p.stat(),)))
+        stamp = _stamp(root, files)
     except OSError:
         return _fingerprint(root, files)
     key = _FINGERPRINTS.get(stamp)
     if key is None:
         if len(_FINGERPRINTS) > 16:
             _FINGERPRINTS.clear()
-        key = _FINGERPRINTS[stamp] = _fingerprint(root, files)
+        stamp_file = cache_dir() / f"fingerprint-{zlib.crc32(stamp.encode()):08x}.json"
+        try:
+            plain = json.loads(stamp_file.read_text(encoding="utf-8"))
+            key = plain["key"] if plain.get("stamp") == stamp and isinstance(plain.get("key"), str) else None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            key = None
+        if key is None:
+            key = _fingerprint(root, files)
+            write_cache_file(stamp_file, json.dumps({"stamp": stamp, "key": key}).encode("utf-8"))
+        _FINGERPRINTS[stamp] = key
     return key
 
 
