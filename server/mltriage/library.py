@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import tomllib
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -252,6 +251,8 @@ class Library:
         rule = self.rules.get(signature_id)
         if rule is None:
             return None
+        import tomllib
+
         from mltriage.schema import Signature
 
         with open(rule.path, "rb") as fh:
@@ -349,6 +350,8 @@ def _fingerprint_cached(root: Path, files: list[Path]) -> str:
 
 def validate_file(path: Path) -> "Signature":
     """Parse and validate one signature file; raises ValueError with file and field in the text."""
+    import tomllib
+
     from pydantic import ValidationError
 
     from mltriage.schema import Signature

@@ -30,12 +30,11 @@ not once per match). ``RuleSet.work`` counts the characters read, for tests.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import math
 import re
-import tomllib
 import warnings
+import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
@@ -385,15 +384,20 @@ def read_rule_file(path: Path) -> dict[str, Any]:
     from mltriage.library import cache_dir, write_cache_file
 
     stat = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:24]
-    cached = cache_dir() / f"secret-rules-{key}.json"
+    stamp = f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+    # the file holds its stamp, so a checksum names it (no hashlib to import at start-up)
+    cached = cache_dir() / f"secret-rules-{zlib.crc32(stamp.encode()):08x}.json"
     try:
-        return json.loads(cached.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        plain = json.loads(cached.read_text(encoding="utf-8"))
+        if plain["stamp"] == stamp:
+            return plain["tables"]
+    except (OSError, ValueError, KeyError, TypeError):
         pass
+    import tomllib  # (only when the cache cannot answer)
+
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
-    write_cache_file(cached, json.dumps(data).encode("utf-8"))  # read-only: parsed every time
+    write_cache_file(cached, json.dumps({"stamp": stamp, "tables": data}).encode("utf-8"))  # read-only: parsed every time
     return data
 
 

@@ -4,7 +4,6 @@ says more; prose is for messages no signature covers."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +22,14 @@ def prose_for(entry_id: str, root: Path = PROSE) -> Prose | None:
     if not entry_id.replace("-", "").replace("_", "").isalnum():
         return None  # ids are project-hash; anything else never names a file
     try:
-        doc = tomllib.loads((root / f"{entry_id}.toml").read_text("utf-8"))
+        text = (root / f"{entry_id}.toml").read_text("utf-8")
     except (OSError, ValueError):
+        return None
+    import tomllib  # (here: most entries have no prose file, and a lookup that finds none never needs the parser)
+
+    try:
+        doc = tomllib.loads(text)
+    except ValueError:
         return None
     meaning = doc.get("meaning")
     if not isinstance(meaning, str):

@@ -14,7 +14,6 @@ what that does (both give the same occurrences).
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 import threading
@@ -76,6 +75,8 @@ class HyperscanPrefilter(Prefilter):
         _hs = _hyperscan()
         if _hs is None:
             raise ImportError("hyperscan")
+        import hashlib  # (here: a short input never loads the accelerator, so never needs the key)
+
         flag = _hs.HS_FLAG_SINGLEMATCH if self.single_match else 0
         key = hashlib.sha256(b"\0".join(self.literals) + _hs.__version__.encode() + b"%d" % flag).hexdigest()[:24]
         path = cache_dir / f"prefilter-{key}.hsdb" if cache_dir else None
