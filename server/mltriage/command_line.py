@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mltriage.lazy_pattern import lazy
 from mltriage.model import LaunchFlag, shell_value
 
 
@@ -34,7 +35,7 @@ PROGRAMS: dict[str, Program] = {
     "docker run": Program((r"docker[ \t]+run", r"docker[ \t]+container[ \t]+run", r"podman[ \t]+run"), False),
 }
 _OPERATORS = frozenset(";&|<>\n\r")
-_UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
+_UNESCAPED_QUOTE = lazy(re.compile, r'(?<!\\)"')
 
 
 @dataclass(frozen=True)

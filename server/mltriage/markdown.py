@@ -23,12 +23,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from mltriage.lazy_pattern import lazy
+
 # what makes inline Markdown anywhere (with ':' before '/', '.' after "www") and blocks at the start
-_INLINE = re.compile(r"([\\`*_\[\]()<>!|~&@$]|:(?=/)|(?<=[wW]{3})\.)")
-_BLOCK_START = re.compile(r"^(\s*)([#>+=\-]|\d+(?=[.)]))")
-_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BACKTICKS = re.compile(r"`+")
-_NEWLINES = re.compile(r"\r\n?|\n")
+_INLINE = lazy(re.compile, r"([\\`*_\[\]()<>!|~&@$]|:(?=/)|(?<=[wW]{3})\.)")
+_BLOCK_START = lazy(re.compile, r"^(\s*)([#>+=\-]|\d+(?=[.)]))")
+_UNSHOWN = lazy(re.compile, "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BACKTICKS = lazy(re.compile, r"`+")
+_NEWLINES = lazy(re.compile, r"\r\n?|\n")
 
 
 def shown(value: str) -> str:

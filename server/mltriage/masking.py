@@ -45,6 +45,8 @@ from typing import Any
 
 import regex
 
+from mltriage.lazy_pattern import lazy
+
 MASK = "****"
 WITHHELD = "**** (text withheld: a secret rule could not be run on it in bounded time)"
 
@@ -59,7 +61,7 @@ class Cost(Enum):
 
 
 QUADRATIC_MAX_CHARS = 2048  # a quadratic search of this many characters is a few million steps at most
-_INLINE_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
+_INLINE_FLAGS = lazy(re.compile, r"\(\?([aiLmsux]+)\)")
 
 
 @lru_cache(maxsize=1024)
@@ -99,7 +101,7 @@ _LAZY_LEFT_CONTEXT = r"(?i)[\w.-]{0,50}?"
 _GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
 _LOG_END = r"""(?:[\x60'"\s;,.:)\]}>/&|]|\\[nr]|$)"""
 _LEFT_CONTEXT_MAX = 50
-_LEFT_CONTEXT_CHARS = regex.compile(r"[\w.-]{0,50}$")
+_LEFT_CONTEXT_CHARS = lazy(regex.compile, r"[\w.-]{0,50}$")
 
 
 def shannon_entropy(text: str) -> float:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from mltriage.lazy_pattern import lazy
+
 SCHEMA = "mltriage.diagnosis/v1"
 
 
@@ -97,7 +99,7 @@ def _fields_json(record: Any) -> dict[str, Any]:
     return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = lazy(re.compile, r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def shell_value(value: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from mltriage import __version__
 from mltriage.engine.catalogue_lines import CATALOGUE_SIGNATURE
+from mltriage.lazy_pattern import lazy
 from mltriage.masking import ensure_masked
 from mltriage.model import Diagnosis, Finding, TimelineEntry
 from mltriage.templates import ranks_text as _ranks_text
@@ -107,7 +108,7 @@ def _run_line(run: dict | None) -> str:
 # title and hyperlink sequences, CR rewrites the line), DEL, the C1 controls (U+0085, U+009B CSI,
 # U+009D OSC ...), and the bidirectional controls (U+202E turns the rest of a line around:
 # "Trojan Source", CVE-2021-42574). Each is shown as a visible escape instead.
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_CONTROLS = lazy(re.compile, "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _visible(match: re.Match[str]) -> str:

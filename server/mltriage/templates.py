@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
-PLACEHOLDER = re.compile(r"\{(\w+)\}")
+from mltriage.lazy_pattern import lazy
+
+PLACEHOLDER = lazy(re.compile, r"\{(\w+)\}")
 _UNITS = r"(?:\s?(?:ms|s|kB|KiB|MiB|GiB|GB|bytes|tokens))?"
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mltriage.lazy_pattern import lazy
+
 # A placeholder's type decides what its capture accepts.
 _CAPTURE = {
     "int": r"[-+]?\d+",
@@ -22,8 +24,8 @@ _CAPTURE = {
 _SAMPLE = {"int": "42", "hex": "0x1f", "float": "3.5", "char": "x", "ptr": "0x7f00", "str": "some value"}
 MIN_LITERAL_CHARS = 12  # fewer literal characters than this and a format matches too much to mean anything
 MIN_KEY_LENGTH = 4
-_WORD = re.compile(r"\w+")
-_TEXT_TOKEN = re.compile(r"\{\{|\}\}|\{(\w+)\}|[^{}]+|[{}]")
+_WORD = lazy(re.compile, r"\w+")
+_TEXT_TOKEN = lazy(re.compile, r"\{\{|\}\}|\{(\w+)\}|[^{}]+|[{}]")
 
 
 def text_parts(text: str) -> list[str | Placeholder]:
@@ -46,7 +48,7 @@ def fill_text(text: str, values) -> str:
     """``Format.text`` with each placeholder replaced by ``values(name)``."""
     return "".join(p if isinstance(p, str) else values(p.name) for p in text_parts(text))
 
-TOKEN = re.compile(r"\w{4,}")  # how a log line is cut into words at match time; keys are such words
+TOKEN = lazy(re.compile, r"\w{4,}")  # how a log line is cut into words at match time; keys are such words
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 
 from mltriage.catalogue.formats import MIN_LITERAL_CHARS, TOKEN
 from mltriage.catalogue.store import Catalogue, Entry, Site
+from mltriage.lazy_pattern import lazy
 from mltriage.numbers import parse_int
 
 MAX_MESSAGE = 4096  # characters of a line matched (a message is shorter; a longer line is a dump)
 # A quarter of the matchers put a value (`.*?`) beside a run of whitespace (`\s+`): quadratic on a long
 # run of spaces (48 ms on 4 KiB). Formats are flexible only in whitespace, so a run of it is matched as
 # one space: linear, whatever the line.
-_SPACE_RUN = re.compile(r"\s{2,}")
+_SPACE_RUN = lazy(re.compile, r"\s{2,}")
 # A line that names hundreds of indexed words is not a message: at most this many matchers are tried on
 # it, of candidates that hold the matcher's longest literal (a substring test, at most MAX_ANCHOR_TESTS).
 # Counts, not time: the same line finds the same entries on a busy machine.
@@ -47,7 +48,7 @@ _HINTS = [
 ]
 # c10::Error's what() with its C++ stack (TORCH_SHOW_CPP_STACKTRACES=1, c10d's watchdog errors): the line after
 # the message, "Exception raised from " + SourceLocation ("{function} at {file}:{line}") + " (most recent call first):"
-_RAISED_FROM = re.compile(r"^\s*Exception raised from \S+ at (?P<file>[\w./-]+\.(?:cpp|cc|cu|h|hpp)):(?P<line>\d+)"
+_RAISED_FROM = lazy(re.compile, r"^\s*Exception raised from \S+ at (?P<file>[\w./-]+\.(?:cpp|cc|cu|h|hpp)):(?P<line>\d+)"
                           r" \(most recent call first\):")
 RAISED_FROM_GAP = 8  # lines from a message's first line to the "Exception raised from" line (a message has a few)
 
@@ -56,7 +57,7 @@ RAISED_FROM_GAP = 8  # lines from a message's first line to the "Exception raise
 # type ("RuntimeError: "), Python's warning form ("file.py:N: UserWarning: "), NCCL's "file.cc:N NCCL WARN ",
 # c10's "[W file.cpp:N] " and "[c10d] " tags, a logger name ("WARNING:name:"). A catalogued message starts
 # right after these; a match in the middle of some other sentence is not that message.
-_WRAPPERS = re.compile(
+_WRAPPERS = lazy(re.compile,
     r"""(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort|Unsupported|Failed)(?:\[[^\]]*\])?:[ ]
       | \S+?:\d+:[ ]\w*Warning:[ ]
       | [\w./-]+\.\w+:\d+(?:[ ]\([\w:~<>]+\))?[ ]NCCL[ ](?:WARN|INFO)[ ]
@@ -169,7 +170,7 @@ def installed_releases(packages: dict[str, str], catalogue: Catalogue) -> dict[s
     return out
 
 
-_LOCAL = re.compile(r"\+.*$|\.post\d+$")  # torch's "+cu121", a wheel's ".post1" rebuild
+_LOCAL = lazy(re.compile, r"\+.*$|\.post\d+$")  # torch's "+cu121", a wheel's ".post1" rebuild
 
 
 def release_indices(catalogue: Catalogue, project: str, version: str) -> set[int]:
@@ -183,7 +184,7 @@ def release_indices(catalogue: Catalogue, project: str, version: str) -> set[int
     return set()
 
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_FRAME = lazy(re.compile, r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def frame_hint(lines: list[str], before: int) -> Hint | None:
@@ -210,7 +211,7 @@ def raised_from_hint(lines: list[str], at: int) -> Hint | None:
 
 
 # (Dynamo's torch._dynamo.exc.Unsupported and BackendCompilerFailed are exceptions too)
-_EXCEPTION = re.compile(r"\s*(?:[\w.]+\.)?(?P<kind>[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort"
+_EXCEPTION = lazy(re.compile, r"\s*(?:[\w.]+\.)?(?P<kind>[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Timeout|Abort"
                         r"|Unsupported|Failed))"
                         r"(?:\[[^\]]*\])?: ")
 

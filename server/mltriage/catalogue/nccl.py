@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
+from mltriage.lazy_pattern import lazy
+
 
 class NcclResult(IntEnum):
     """``ncclResult_t`` (``src/nccl.h.in``): 0-5 since v2.3.5-5, 6 since v2.13.4-1, 7 since
@@ -72,13 +74,13 @@ def describe_result(code: int) -> str:
 
 # The part of a message after NCCL's INFO prefix: "init.cc:1357 -> 2", "misc/socket.cc:565 -> 2 (Connection
 # refused)", "init.cc:1234 -> 3 [Async thread]", v2.30.7's "init.cc:1357 (ncclCommInitRankFunc) -> 2"
-_CHAIN = re.compile(r"NCCL INFO (?P<file>[\w./+-]+\.(?:cc|cu|h|cuh|hpp|cpp)):(?P<line>\d{1,7})"
+_CHAIN = lazy(re.compile, r"NCCL INFO (?P<file>[\w./+-]+\.(?:cc|cu|h|cuh|hpp|cpp)):(?P<line>\d{1,7})"
                     r"(?: \((?P<function>[\w:~<>]+)\))? -> (?P<code>\d{1,3})"
                     r"(?P<tail> \[Async thread\]| \((?P<errno>[^()\n]{0,200})\))?\s*$")
 # "host:pid:tid [dev] " before NCCL's level: which thread logged the line (a WARN's chain is its thread's)
-_THREAD = re.compile(r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] $")
+_THREAD = lazy(re.compile, r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] $")
 # a WARN's own site, as its prefix prints it: "bootstrap.cc:572 NCCL WARN ", v2.30.7's "... (bootstrapClose) NCCL WARN "
-WARN_SITE = re.compile(r"(?P<file>[\w./+-]+\.(?:cc|cu|h|cuh|hpp|cpp)):(?P<line>\d{1,7})(?: \((?P<function>[\w:~<>]+)\))? "
+WARN_SITE = lazy(re.compile, r"(?P<file>[\w./+-]+\.(?:cc|cu|h|cuh|hpp|cpp)):(?P<line>\d{1,7})(?: \((?P<function>[\w:~<>]+)\))? "
                        r"NCCL WARN (?P<message>.*)$", re.DOTALL)
 # literals every chain line holds (its file's suffix before ':'): what the scanner lands on
 CHAIN_MARKERS = (".cc:", ".cu:", ".h:")

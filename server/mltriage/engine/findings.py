@@ -15,6 +15,7 @@ from dataclasses import replace
 from functools import cmp_to_key
 from collections.abc import Iterable
 
+from mltriage.lazy_pattern import lazy
 from mltriage.model import SEVERITY_ORDER, Finding, Fix, LaunchFlag
 from mltriage.numbers import parse_int
 from mltriage.engine.rank_groups import PAST_HIT_LIMIT, Member, RankGroup, folded_note, past_limit_note
@@ -185,7 +186,7 @@ def _fold_rank_groups(merged: dict[tuple, Finding], order: list[tuple], group_of
     return folded
 
 
-_PY_WARNING = re.compile(r"^(?:WARNING:[\w.]+:|\S+:\d+: \w*Warning: |\w*Warning: )")
+_PY_WARNING = lazy(re.compile, r"^(?:WARNING:[\w.]+:|\S+:\d+: \w*Warning: |\w*Warning: )")
 
 
 def message_level(message: str) -> str | None:

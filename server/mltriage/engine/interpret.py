@@ -11,11 +11,12 @@ import re
 from collections.abc import Callable
 from enum import Enum
 
+from mltriage.lazy_pattern import lazy
 from mltriage.numbers import parse_float
 from mltriage.model import Finding
 
 _UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB)\s*$")
+_SIZE = lazy(re.compile, r"^\s*(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB)\s*$")
 
 
 def size_bytes(text: str | None) -> float | None:
@@ -133,7 +134,7 @@ def _python_exception(f: Finding) -> None:
         f.confidence = min(f.confidence, 0.4)  # no frame at all: only the exception line is known
 
 
-_GPU_LIST = re.compile(r"^[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*(?:,\s*)?[)\]]$")  # (not `\s*,?\s*`: quadratic)
+_GPU_LIST = lazy(re.compile, r"^[(\[]\s*(\d+(?:\s*,\s*\d+)*)\s*(?:,\s*)?[)\]]$")  # (not `\s*,?\s*`: quadratic)
 
 
 def gpu_list(text: str | None) -> list[int] | None:

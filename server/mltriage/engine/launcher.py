@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mltriage.lazy_pattern import lazy
 from mltriage.masking import clip
 from mltriage.model import WorkerFailure  # the typed entry, kept in the diagnosis's model
 from mltriage.numbers import parse_int
@@ -19,22 +20,22 @@ from mltriage.numbers import parse_int
 SECTION_TRIGGERS = ("Root Cause (first observed failure):", "Failures:")
 # Every line of a summary goes through these (280,000 lines for 40,000 workers), so they are plain
 # `re`: anchored, every repetition bounded, so no line can make them slow (as the prefix parser's).
-_LINE = re.compile(r"[ \t]{0,64}(?:\[(\d{1,12})\]:[ \t]{0,64}$"
+_LINE = lazy(re.compile, r"[ \t]{0,64}(?:\[(\d{1,12})\]:[ \t]{0,64}$"
                    r"|(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?(.{0,16384}))", re.S)
 # An entry's field line read straight from the bytes (printable ASCII, a line break after it): what
 # any other line holds, a control character, a non-ASCII byte, goes the scanner's way instead.
-_FIELD_BYTES = re.compile(rb"[ \t]{1,64}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,16384})\n"
+_FIELD_BYTES = lazy(re.compile, rb"[ \t]{1,64}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,16384})\n"
                           rb"|[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n")  # (or the next entry's "[rank]:" line)
 # A whole entry as torchrun prints it (torch/distributed/elastic/multiprocessing/errors/__init__.py,
 # _FAILURE_FORMAT_TEMPLATE, 1.11 to today): its six fields in their order, one line each. Anything
 # else (older releases' `msg:`, a traceback over several lines) is read line by line.
 ENTRY_FIELDS = ("time", "host", "rank", "exitcode", "error_file", "traceback")
-_ENTRY_BYTES = re.compile(rb"[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n"
+_ENTRY_BYTES = lazy(re.compile, rb"[ \t]{0,64}\[(\d{1,12})\]:[ \t]{0,64}\n"
                           + b"".join(rb"[ \t]{1,64}" + name.encode() + rb"[ \t]{0,64}:[ \t]?([\x20-\x7e\t]{0,2048})\n"
                                      for name in ENTRY_FIELDS))
-_RANK = re.compile(r"(\d{1,20})(?: \(local_rank: (\d{1,20})\))?")
-_EXIT = re.compile(r"(-?\d{1,20})(?: \(pid: (\d{1,20})\))?(?:[ \t]{1,64}\((SIG[A-Z0-9]{1,16})\))?")
-_SIGNAL_IN_TRACEBACK = re.compile(r"Signal (\d{1,4}) \((SIG[A-Z0-9]{1,16})\) received by PID (\d{1,20})")
+_RANK = lazy(re.compile, r"(\d{1,20})(?: \(local_rank: (\d{1,20})\))?")
+_EXIT = lazy(re.compile, r"(-?\d{1,20})(?: \(pid: (\d{1,20})\))?(?:[ \t]{1,64}\((SIG[A-Z0-9]{1,16})\))?")
+_SIGNAL_IN_TRACEBACK = lazy(re.compile, r"Signal (\d{1,4}) \((SIG[A-Z0-9]{1,16})\) received by PID (\d{1,20})")
 
 
 @dataclass

@@ -16,9 +16,12 @@ from collections.abc import Iterator
 
 import regex
 
+from mltriage.lazy_pattern import lazy
+
 
 def compile(source: str, flags: int = 0) -> regex.Pattern[str]:  # noqa: A001 - mirrors re.compile
-    return regex.compile(source, flags | regex.VERSION0)
+    """The pattern, compiled on first use (mltriage.lazy_pattern): the engine's patterns are module constants."""
+    return lazy(regex.compile, source, flags | regex.VERSION0)  # type: ignore[return-value]
 
 
 def search(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
+from mltriage.lazy_pattern import lazy
 from mltriage.numbers import parse_float, parse_int
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
@@ -36,7 +37,7 @@ class LineContext:
 # One alternative per prefix kind; tried repeatedly at the start of the line since they stack
 # (``2026-11-30 09:00:01 [default0]:[rank0]: ...``). Anchored, and every repetition is bounded, so
 # a match costs the same on a 16 KiB adversarial line as on a real one (hence ``re``, no timeout).
-_PREFIX = re.compile(
+_PREFIX = lazy(re.compile,
     r"""
     (?:
         \[(?:rank|Rank|RANK)\s?(?P<rank_a>\d{1,6})\]:?             # [rank3]: (PyTorch) / [Rank 3] (DeepSpeed)
@@ -59,8 +60,8 @@ _PREFIX = re.compile(
     """,
     re.VERBOSE,
 )
-_KV = re.compile(r"(rank|pid|ip|node)=([\w.:-]+)")
-_TP_RANK = re.compile(r"(?:^|[_ ])TP(\d+)\b")  # vLLM: (Worker_TP1 pid=..), (VllmWorker TP1 pid=..)
+_KV = lazy(re.compile, r"(rank|pid|ip|node)=([\w.:-]+)")
+_TP_RANK = lazy(re.compile, r"(?:^|[_ ])TP(\d+)\b")  # vLLM: (Worker_TP1 pid=..), (VllmWorker TP1 pid=..)
 
 
 MEMO_LINE = 512  # lines this long or shorter are parsed once (ranks repeat their lines, prefixes and all)

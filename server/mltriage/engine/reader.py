@@ -31,6 +31,7 @@ from typing import BinaryIO
 from mltriage.engine.compressed import SUFFIXES, Compression, Decompressed, compression_of
 from mltriage.engine.flight_recorder import PICKLE_MAGIC
 from mltriage.engine.regions import RegionDecoder, decode_all
+from mltriage.lazy_pattern import lazy
 from mltriage.numbers import parse_int
 
 BLOCK_SIZE = 4 * 1024 * 1024
@@ -39,9 +40,9 @@ STREAM_NUL_SKIP = 16 * 1024 * 1024  # leading NULs a pipe may hold before its he
 CR_LINES = 64 * 1024  # a stretch without a line feed this long is CR-ended lines, not one line
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, VS Code's 633 shell integration)
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-ANSI_BYTES = re.compile(_ANSI.pattern.encode("ascii"))  # the same sequences in a block of bytes
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ANSI = lazy(re.compile, r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+ANSI_BYTES = lazy(re.compile, _ANSI.pattern.encode("ascii"))  # the same sequences in a block of bytes
+_CONTROL = lazy(re.compile, r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class InputError(Exception):
@@ -350,7 +351,7 @@ _RANK_IN_NAME = (
     re.compile(r"attempt_\d+/(\d{1,6})/(?:stdout|stderr|error)\.(?:log|json)$"),  # torchrun --log-dir
     re.compile(r"(?:^|/)(?:slurm|job|task|worker|proc|process)[_-](?:\d+[_-])?(\d{1,6})\.(?:out|err|log|txt)$", re.IGNORECASE),
 )
-_HOST_IN_NAME = re.compile(r"(?:^|[/_.-])(?:node|host)[_-]?([A-Za-z0-9][\w-]{0,62}?)(?:[/_.]|$)", re.IGNORECASE)
+_HOST_IN_NAME = lazy(re.compile, r"(?:^|[/_.-])(?:node|host)[_-]?([A-Za-z0-9][\w-]{0,62}?)(?:[/_.]|$)", re.IGNORECASE)
 _LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".json", ""}
 
 

@@ -27,6 +27,8 @@ import io
 import re
 from typing import BinaryIO
 
+from mltriage.lazy_pattern import lazy
+
 WINDOW = 256  # bytes looked at after a NUL to tell what follows
 MIN_UNITS = 4  # fewer units than this are too few to call an encoding: the NULs are strays
 
@@ -73,13 +75,13 @@ class Wide(enum.Enum):
         return 64 if self.unit == 2 else 16
 
 
-_NOT_NUL = re.compile(rb"[^\x00]")
+_NOT_NUL = lazy(re.compile, rb"[^\x00]")
 _END_RUN = {w: re.compile(rb"[^\x00]{%d}" % w.end_units) for w in Wide}
 # UTF-8 text read as units of 2 (4) bytes: 8 (4) units in a row without their NUL
 _UTF8_RUN = {2: re.compile(rb"[^\x00]{8}"), 4: re.compile(rb"[^\x00]{4}")}
 # ... just before the region's end (wide text ends its lines with a newline unit, NUL where it puts one)
 _UTF8_BEFORE_END = {2: re.compile(rb"[^\x00]{8,}\Z"), 4: re.compile(rb"[^\x00]{4,}\Z")}
-_SHIFTED = re.compile(rb"\x00{4}")  # 4 units in a row without their character byte: no text
+_SHIFTED = lazy(re.compile, rb"\x00{4}")  # 4 units in a row without their character byte: no text
 
 
 def _candidates(buf: bytes, a: int, b: int, pos: int, first: bool) -> list[tuple[Wide, int]]:

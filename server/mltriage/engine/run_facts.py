@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from mltriage.engine import linear_regex
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.engine.reader import clean_line
+from mltriage.lazy_pattern import lazy
 from mltriage.masking import clip
 
 TAIL_BYTES = 16 * 1024
@@ -59,7 +60,7 @@ SATURATED = 64  # after this many lines a marker says nothing new (NCCL prints a
 
 
 # A line saying the work is done: the "finished" markers, and the same in other cases and words.
-FINISHED_LINE = re.compile(
+FINISHED_LINE = lazy(re.compile,
     "|".join(re.escape(lit) for lit in MARKERS["finished"])
     + r"|\b(?:training (?:completed|finished|done)|finished training|completed successfully|all done)\b",
     re.IGNORECASE,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from mltriage.command_line import with_flags
+from mltriage.lazy_pattern import lazy
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import ContextReason, Finding, Severity
@@ -33,7 +34,7 @@ STALL_PLAIN = "run-stalled-without-error"
 
 # (tail lines are at most 4 KiB; every pattern here is linear on them: no unbounded run is retried
 # from inside another, so a 4,096-digit or 4,096-space line costs microseconds)
-_PROGRESS = re.compile(
+_PROGRESS = lazy(re.compile,
     r"(?<!\d)\d{1,3}%\s{0,4}\||(?<![\d.])\d{1,12}(?:\.\d{1,6})?\s{0,4}(?:it|s)/(?:s|it)\b|\b(?:epoch|step|iter(?:ation)?|global_step)\b\W{0,3}\d|\bloss\b\W{0,3}\d",
     re.IGNORECASE,
 )
@@ -224,7 +225,7 @@ def _demote_interrupt_tracebacks(findings: list[Finding], observations: Observat
 
 # A warning line whose own words say the program took another path and went on
 # ("... falling back to NCCL", "custom all-reduce kernels are disabled", "skipping", "continuing without")
-_WENT_ON = re.compile(r"\bfall(?:ing|s)?[ -]?back\b|\bfallback to\b|\b(?:is|are|been|will be|was|were) (?:now )?disabled\b|\bdisabling\b|"
+_WENT_ON = lazy(re.compile, r"\bfall(?:ing|s)?[ -]?back\b|\bfallback to\b|\b(?:is|are|been|will be|was|were) (?:now )?disabled\b|\bdisabling\b|"
                       r"\bcontinuing without\b|\bskipping\b|\bwill (?:be )?(?:ignored|skipped)\b", re.IGNORECASE)
 
 

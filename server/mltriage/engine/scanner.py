@@ -43,6 +43,7 @@ from mltriage.engine.tracebacks import (
     StreamKey,
     TracebackTracker,
 )
+from mltriage.lazy_pattern import lazy
 from mltriage.library import Library
 from mltriage.masking import clip
 from mltriage.symptoms.observe import LOOKAHEAD_BYTES, Observations, wordings_of
@@ -53,7 +54,7 @@ WINDOW = 8 * 1024  # each side of the trigger: wider than any signature pattern'
 
 # Which ranks a log holds at all, sampled from launcher tags at the head of each block: a rank that
 # printed only healthy lines is still a rank (and, in a hang, often the culprit).
-_RANK_TAG = re.compile(rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
+_RANK_TAG = lazy(re.compile, rb"\[(?:rank|Rank |[A-Za-z_]{1,20}?)(\d{1,6})\]:")
 RANK_SAMPLE_BYTES = 256 * 1024
 MAX_RANKS_SEEN = 100_000
 
@@ -86,7 +87,7 @@ class _Plan:
 
 
 # tqdm's "[elapsed<remaining, rate]" closing a bar that had no newline yet, the header right behind it
-_GLUED_HEADER = re.compile(r"\[\d[\d:]*<[^\]\n]{0,80}\]Traceback \(most recent call last\):\s*$")
+_GLUED_HEADER = lazy(re.compile, r"\[\d[\d:]*<[^\]\n]{0,80}\]Traceback \(most recent call last\):\s*$")
 
 
 def opens_traceback(message: str) -> bool:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from mltriage.engine.run_facts import FINISHED_LINE, NVLINK_GPU, PCIE_GPU, RunFacts, TailLine
+from mltriage.lazy_pattern import lazy
 from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import (Dump, Fact, package_key, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
@@ -21,28 +22,28 @@ from mltriage.symptoms.observe import Observation, Observations
 from mltriage.symptoms.vocabulary import Precision, Symptom, Transport
 
 # (tail lines are at most 4 KiB; every pattern here is linear on them)
-_QUOTE = re.compile(r"^(?:\s*>)+\s?")  # a log pasted as a quote
-_NCCL_SETUP = re.compile(
+_QUOTE = lazy(re.compile, r"^(?:\s*>)+\s?")  # a log pasted as a quote
+_NCCL_SETUP = lazy(re.compile,
     r"NCCL INFO (?:Channel \d+|[^\n]{0,400}\bvia (?:P2P|SHM|NET|direct)|Connected all (?:rings|trees)|[^\n]{0,400}Init COMPLETE|Setting affinity|"
     r"nranks \d+|Trees|threadThresholds|Ring \d+|\d+ coll channels|[^\n]{0,400}P2P Chunksize|CC Off|comm 0x)"
 )
 # any other NCCL line before the first collective is set-up too (bootstrap, plugins, the version); teardown is not
 # NCCL's own debug lines (src/debug.cc): INFO, and with NCCL_DEBUG=TRACE its API calls ("NCCL CALL ncclGetUniqueId(...)",
 # 2.13.4+) and TRACE lines; a WARN is an error's, never a set-up line
-_NCCL_ANY = re.compile(r"NCCL (?:INFO|CALL|TRACE) |^NCCL version \d")
-_NCCL_TEARDOWN = re.compile(r"Destroy COMPLETE|- Abort|Connection closed|Closing \w{0,12} ?plugin|comm 0x[0-9a-f]{1,16} [^\n]{0,200}(?:destroy|finalize)", re.IGNORECASE)
+_NCCL_ANY = lazy(re.compile, r"NCCL (?:INFO|CALL|TRACE) |^NCCL version \d")
+_NCCL_TEARDOWN = lazy(re.compile, r"Destroy COMPLETE|- Abort|Connection closed|Closing \w{0,12} ?plugin|comm 0x[0-9a-f]{1,16} [^\n]{0,200}(?:destroy|finalize)", re.IGNORECASE)
 # nccl-tests' column header; p2pBandwidthLatencyTest's matrix titles ("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
 # "P2P=Enabled Latency (P2P Writes) Matrix (us)") and their column rows ("   D\\D     0      1", "   GPU     0      1")
-_BENCH_HEADER = re.compile(r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b|\bMatrix \((?:GB/s|us)\)|^\s*(?:D\\D|GPU|CPU)(?:\s+\d{1,3})+\s*$")
+_BENCH_HEADER = lazy(re.compile, r"\b(?:busbw|algbw)\b|\(B\)\s+\(elements\)|\bout-of-place\b|\bMatrix \((?:GB/s|us)\)|^\s*(?:D\\D|GPU|CPU)(?:\s+\d{1,3})+\s*$")
 # nccl-tests' data types (1.x: char/int; 2.x: int8 ... fp8)
 _BENCH_TYPES = r"(?:float|half|bfloat16|double|char|int|int8|uint8|int32|uint32|int64|uint64|fp8\w*)"
-_BENCH_ROW = re.compile(r"^\s*(?:#\s*)?\d+\s+\d+\s+" + _BENCH_TYPES + r"\s"
+_BENCH_ROW = lazy(re.compile, r"^\s*(?:#\s*)?\d+\s+\d+\s+" + _BENCH_TYPES + r"\s"
                         r"|^\s*\d{1,3}(?:\s+\d{1,7}\.\d{1,3})+\s*$")  # a result row; a matrix row (device, then numbers)
 # nccl-tests prints a row's size, count, type, op and root before it runs that size (v2.13.9 src/common.cu:
 # PRINT("%12li  %12li  %8s  %6s  %6s", ...) then BenchTime twice, then "\n"; v2.0.0 src/all_gather.cu "%12li  %12li  %6s",
 # all_reduce.cu "%12li  %12li  %6s  %6s"): the row's start alone is a collective in flight
-_BENCH_ROW_OPEN = re.compile(r"^\s*\d+\s+\d+\s+" + _BENCH_TYPES + r"(?:\s+[a-z]\w{0,8})?(?:\s+-?\d+)?\s*$")
-_PROGRESS_ZERO = re.compile(r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
+_BENCH_ROW_OPEN = lazy(re.compile, r"^\s*\d+\s+\d+\s+" + _BENCH_TYPES + r"(?:\s+[a-z]\w{0,8})?(?:\s+-?\d+)?\s*$")
+_PROGRESS_ZERO = lazy(re.compile, r"(?:^|[\s:])0%\s{0,4}\||\s0/\d{1,12}\s{0,4}\[")
 
 _PHASE_OF = {
     Symptom.COMM_INIT_STARTED: Phase.COMM_SETUP,
@@ -52,7 +53,7 @@ _PHASE_OF = {
 }
 
 
-_DIST_VERSION = re.compile(r"^(?P<package>[A-Za-z][\w.]{0,100}(?:-[A-Za-z][\w.]{0,100})*)-(?P<version>\d[\w.+!]{0,60})$")
+_DIST_VERSION = lazy(re.compile, r"^(?P<package>[A-Za-z][\w.]{0,100}(?:-[A-Za-z][\w.]{0,100})*)-(?P<version>\d[\w.+!]{0,60})$")
 
 
 def installed_versions(observations: Observations) -> dict[str, tuple[str, str, Observation]]:
@@ -240,7 +241,7 @@ def _gpus(model: RunModel, observations: Observations, run: RunFacts, ranks_seen
 
 
 # GPUs before Ampere (compute capability < 8.0) have no bf16: runs on them use fp16 or fp32
-_NO_BF16 = re.compile(r"\b(?:Tesla\s)?(?:V100|P100|P40|K80|M60|M40|T4)\b|\bTITAN\s?(?:V|Xp?|RTX)\b|\b(?:GTX\s?)?10[5-8]0(?:\s?Ti)?\b"
+_NO_BF16 = lazy(re.compile, r"\b(?:Tesla\s)?(?:V100|P100|P40|K80|M60|M40|T4)\b|\bTITAN\s?(?:V|Xp?|RTX)\b|\b(?:GTX\s?)?10[5-8]0(?:\s?Ti)?\b"
                       r"|\bGTX\s?16[5-6]0\b|\b(?:RTX\s?)?20[6-8]0(?:\s?(?:Ti|SUPER|Super))?\b|\bQuadro\s(?:RTX\s?\d{4}|P\d{3,4}|GV100)\b")
 
 
@@ -405,9 +406,9 @@ def _at_the_end(obs: Observation, run: RunFacts) -> bool:
 
 
 # what says a run went on after its set-up: a step, an epoch, a loss, a progress bar, a result
-_PROGRESS = re.compile(r"\b(?:step|epoch|iter(?:ation)?|loss|batch|it/s|s/it|tokens?/s|throughput|finished|done|complete[ds]?|ready|loaded|"
+_PROGRESS = lazy(re.compile, r"\b(?:step|epoch|iter(?:ation)?|loss|batch|it/s|s/it|tokens?/s|throughput|finished|done|complete[ds]?|ready|loaded|"
                        r"started|success\w*|took|secs?|seconds)\b|\d%\s{0,4}\||\d/\d{1,12} \[", re.IGNORECASE)
-_INFO_LEVEL = re.compile(r"^(?:[ID]\d{4} |[^\n]{0,80}?\b(?:INFO|DEBUG)\b)")
+_INFO_LEVEL = lazy(re.compile, r"^(?:[ID]\d{4} |[^\n]{0,80}?\b(?:INFO|DEBUG)\b)")
 
 
 def _setup_then_chatter(recent: list[TailLine], source: str, setup: set[tuple[str, int]]) -> bool:
@@ -451,7 +452,7 @@ def meaningful(tail: list[TailLine]) -> list[TailLine]:
 
 # p2pBandwidthLatencyTest's last matrix: "P2P=Enabled Latency Matrix (us)" (CUDA 8-10 samples, which print no closing
 # note), "P2P=Enabled Latency (P2P Writes) Matrix (us)" / "(P2P Reads)" (cuda-samples 11+)
-_FINAL_MATRIX = re.compile(r"P2P=Enabled Latency (?:\(P2P (?:Writes|Reads)\) )?Matrix \(us\)")
+_FINAL_MATRIX = lazy(re.compile, r"P2P=Enabled Latency (?:\(P2P (?:Writes|Reads)\) )?Matrix \(us\)")
 
 
 def _last_matrix_is_final(lines: list[TailLine]) -> bool:

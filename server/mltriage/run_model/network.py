@@ -13,20 +13,21 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from mltriage.lazy_pattern import lazy
 from mltriage.run_model.model import ChosenInterface, Fact, IfaceKind, Network, NetTransport
 from mltriage.symptoms.observe import Observations
 from mltriage.symptoms.vocabulary import Symptom
 
 MAX_INTERFACES = 32
 MAX_HOSTS = 64
-_ONE = re.compile(r"(?:\[\d{1,2}\] ?)?([^\s:<\[\]]{1,32}):([^\s<]{1,64})<\d{1,5}>")
+_ONE = lazy(re.compile, r"(?:\[\d{1,2}\] ?)?([^\s:<\[\]]{1,32}):([^\s<]{1,64})<\d{1,5}>")
 # interface names by what they are (Linux, Docker, libvirt, Kubernetes CNIs, VPNs)
-_LOOPBACK_NAMES = re.compile(r"lo\d{0,3}$")
-_BRIDGE_NAMES = re.compile(r"(?:docker\d{0,3}|veth\w{0,16}|br-[0-9a-f]{1,16}|cni\d{0,3}|flannel\.\d{1,4}|cali\w{0,16}|podman\d{0,3}|cbr0)$")
-_VIRTUAL_NAMES = re.compile(r"(?:virbr\d{1,3}|vnet\d{1,3}|tailscale\d{0,3}|wg\d{0,3}|tun\d{0,3}|tap\d{0,3}|zt\w{0,16}|utun\d{0,3}|"
+_LOOPBACK_NAMES = lazy(re.compile, r"lo\d{0,3}$")
+_BRIDGE_NAMES = lazy(re.compile, r"(?:docker\d{0,3}|veth\w{0,16}|br-[0-9a-f]{1,16}|cni\d{0,3}|flannel\.\d{1,4}|cali\w{0,16}|podman\d{0,3}|cbr0)$")
+_VIRTUAL_NAMES = lazy(re.compile, r"(?:virbr\d{1,3}|vnet\d{1,3}|tailscale\d{0,3}|wg\d{0,3}|tun\d{0,3}|tap\d{0,3}|zt\w{0,16}|utun\d{0,3}|"
                             r"vmnet\d{0,3}|vboxnet\d{0,3}|ppp\d{0,3}|ipsec\d{0,3})(?:[.:]\w{1,8})?$")
 _DOCKER_DEFAULT = ipaddress.ip_network("172.17.0.0/16")  # Docker's default bridge network
-_CONTAINER_ID = re.compile(r"[0-9a-f]{12}$")  # Docker names a container's host after its 12-hex-digit id
+_CONTAINER_ID = lazy(re.compile, r"[0-9a-f]{12}$")  # Docker names a container's host after its 12-hex-digit id
 
 
 def classify(name: str, address: str) -> IfaceKind:

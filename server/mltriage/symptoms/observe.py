@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from mltriage.engine.prefixes import parse_prefixes
+from mltriage.lazy_pattern import lazy
 from mltriage.masking import clip
 from mltriage.symptoms.vocabulary import BELOW_ERROR_LEVEL, BY_LITERAL, Symptom, Wording
 
@@ -49,12 +50,12 @@ class TensorPrint:
     text: str
 
 
-_TENSOR = re.compile(r"tensor\((?P<body>\[[^()]{0,15000}?\])(?P<rest>[^()]{0,300})\)")
+_TENSOR = lazy(re.compile, r"tensor\((?P<body>\[[^()]{0,15000}?\])(?P<rest>[^()]{0,300})\)")
 # (not `\d+\.?\d*`: on a long run of digits the two repetitions split it every way, quadratic)
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|nan|inf)(?![\w])")
-_DEVICE = re.compile(r"device='cuda:(\d{1,3})'")
+_NUMBER = lazy(re.compile, r"(?<![\w.])-?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|nan|inf)(?![\w])")
+_DEVICE = lazy(re.compile, r"device='cuda:(\d{1,3})'")
 # faulthandler: '  File "x.py", line 3 in f'; py-spy: '    f (x.py:3)'
-_DUMP_FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,7}) in (?P<function>[\w<>.]{1,100})'
+_DUMP_FRAME = lazy(re.compile, r'File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,7}) in (?P<function>[\w<>.]{1,100})'
                          r'|^\s{2,8}(?P<function2>[\w<>.]{1,100}) \((?P<file2>[^():\n]{1,300}):(?P<line2>\d{1,7})\)')
 
 

@@ -16,6 +16,8 @@ from typing import Callable
 
 import regex
 
+from mltriage.lazy_pattern import lazy
+
 
 class Symptom(StrEnum):
     # where the run got to
@@ -242,7 +244,7 @@ CONVERTERS: dict[str, Callable[[str], object]] = {
 
 # a logger's level below error at the head of a line (NCCL/vLLM "INFO", Python "WARNING:", glog "W1202 ..." and
 # torch's "[W socket.cpp:...]"): a fallback wording's errno text there is a retry or a notice the program went past
-BELOW_ERROR_LEVEL = regex.compile(r"^(?:[IWD]\d{4} |[^\n]{0,80}?(?:\b(?:INFO|DEBUG|TRACE|WARN|WARNING)\b|\[[IWD] ))")
+BELOW_ERROR_LEVEL = lazy(regex.compile, r"^(?:[IWD]\d{4} |[^\n]{0,80}?(?:\b(?:INFO|DEBUG|TRACE|WARN|WARNING)\b|\[[IWD] ))")
 
 
 @dataclass(frozen=True)

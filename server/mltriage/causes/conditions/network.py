@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from mltriage.causes.conditions.registry import Judged, condition
+from mltriage.lazy_pattern import lazy
 from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import IfaceKind, Phase, RunModel, StopKind
@@ -149,7 +150,7 @@ def _roce_transfer_failed(run: RunModel, findings: list[Finding], observations: 
 
 
 # an HTTP client's words on a failed lookup or connect: a download (a model hub, a package index), not a rank's peer
-_WEB_REQUEST = re.compile(r"HTTPS?Connection|urllib|requests\.exceptions|Max retries exceeded|https?://|\bcurl\b|huggingface\.co|hf\.co\b|"
+_WEB_REQUEST = lazy(re.compile, r"HTTPS?Connection|urllib|requests\.exceptions|Max retries exceeded|https?://|\bcurl\b|huggingface\.co|hf\.co\b|"
                           r"pypi\.org|pythonhosted|NameResolutionError|NewConnectionError|ProxyError")
 WEB_FINDINGS = frozenset({"hf-hub-offline-or-unreachable"})
 

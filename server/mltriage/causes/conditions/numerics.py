@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 
 from mltriage.causes.conditions.registry import Judged, condition
+from mltriage.lazy_pattern import lazy
 from mltriage.model import Finding
 from mltriage.run_model.model import RunModel
 from mltriage.symptoms.observe import Observations
 from mltriage.symptoms.vocabulary import Precision, Symptom
 
 # where numpy's cast warning comes from an image or video conversion (diffusers' numpy_to_pil, export_to_video, PIL)
-_IMAGE_CAST = re.compile(r"image|video|frame|vae|diffusers|pil\b|PIL", re.IGNORECASE)
+_IMAGE_CAST = lazy(re.compile, r"image|video|frame|vae|diffusers|pil\b|PIL", re.IGNORECASE)
 
 @condition("precision-fp16", "the run computes in fp16 (fp16=True, --dtype half, \"fp16\": {\"enabled\": true}, mixed precision fp16, autocast)")
 def _precision_fp16(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
