@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mltriage.causes.conditions import CONDITIONS
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
 from mltriage.model import ContextReason, Finding
@@ -64,6 +63,8 @@ def _evaluate(rule: Rule, findings: list[Finding], observations: Observations,
     silent_in = spec.get("silent_in")
     if silent_in is not None and run.stop.kind is StopKind.HANG_SILENT and run.stop.phase.label not in silent_in:
         return None
+    from mltriage.causes.conditions import CONDITIONS  # (here: most runs show no cause's symptoms, and never judge one)
+
     judged = [CONDITIONS[c].judge(run, findings, observations) for c in spec.get("requires", [])]
     if not all(j.holds for j in judged):
         return None
@@ -118,6 +119,8 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
         finding.severity = "warning"
         finding.notes.insert(0, f"the log ends {stop.where} with no error: if the run was still going when this was "
                                 "copied, this is not a failure; if it hung here, this is the first thing to check")
+    from mltriage.causes.conditions import CONDITIONS
+
     if (rule.cause or {}).get("warns_alone") and not CONDITIONS["timeout-or-hang"].judge(run, findings, observations).holds:
         finding.severity = "warning"  # the precursor alone: no collective timed out, the run did not hang
         finding.notes.insert(0, "no collective timed out and the log shows no hang: this is what makes such a run hang, "

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from mltriage.engine.attach import TopologyHeads, attach_pasted_topology
 from mltriage.engine.errorfile import BadErrorFile, read_error_file
-from mltriage.engine.flight_recorder import FlightRecorderError, RankTrace, UnreadableDump, rank_of, read_dump, summarize
 from mltriage.engine.findings import build_findings, order_findings
 from mltriage.engine.interpret import interpret
 from mltriage.library import Library, load_library
@@ -34,6 +33,9 @@ from mltriage.run_model.build import installed_versions
 from mltriage.engine.prefilter_budget import FLOOD_LANDINGS
 from mltriage.engine.scanner import Scanner
 from mltriage.engine.triage import triage
+
+if TYPE_CHECKING:
+    from mltriage.engine.flight_recorder import RankTrace
 
 
 def diagnose_text(text: str, source: str = "<text>", library: Library | None = None, first_line: int = 1) -> Diagnosis:
@@ -97,6 +99,11 @@ def _read_flight_recorder(dumps: list[Source]) -> tuple[list[RankTrace], list[Sk
     over a budget, corrupt or of a wrong shape, not when it is no Flight Recorder dump at all."""
     traces: list[RankTrace] = []
     skipped: list[Skipped] = []
+    if not dumps:
+        return traces, skipped
+    # (here: only an input with a dump needs the dump reader)
+    from mltriage.engine.flight_recorder import FlightRecorderError, UnreadableDump, rank_of, read_dump, summarize
+
     for source in dumps:
         try:
             doc = read_dump(source.path)

@@ -41,6 +41,7 @@ from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
+from mltriage.engine.reader import PICKLE_MAGIC
 from mltriage.lazy_pattern import lazy
 from mltriage.numbers import parse_int
 
@@ -57,7 +58,6 @@ MAX_INT_BITS = 256  # sequence ids, sizes and nanosecond times fit in 64 bits
 MAX_OPCODES = 8_000_000
 MAX_BUILT_BYTES = 512 * 1024 * 1024
 MEMO_SLACK = 1024  # a pickler numbers memo slots 0, 1, 2...: an index may run this far ahead
-PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 _RANK_IN_NAME = lazy(re.compile, r"(\d+)$")
 
 

@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mltriage.engine.compressed import SUFFIXES, Compression, Decompressed, compression_of
-from mltriage.engine.flight_recorder import PICKLE_MAGIC
 from mltriage.engine.regions import RegionDecoder, decode_all
 from mltriage.lazy_pattern import lazy
 from mltriage.numbers import parse_int
 
 BLOCK_SIZE = 4 * 1024 * 1024
+# pickle protocols 2-5: how a Flight Recorder dump begins (kept here, so that telling one apart from a
+# log does not import the dump reader)
+PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 SNIFF_SIZE = 64 * 1024
 STREAM_NUL_SKIP = 16 * 1024 * 1024  # leading NULs a pipe may hold before its head (a file seeks past them)
 CR_LINES = 64 * 1024  # a stretch without a line feed this long is CR-ended lines, not one line

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-from mltriage.command_line import with_flags
 from mltriage.lazy_pattern import lazy
 from mltriage.library import Library, Rule
 from mltriage.masking import clip
@@ -74,6 +73,8 @@ def name_the_command(findings: list[Finding], run: RunFacts) -> None:
         for f in findings:
             _verify_without_command(f)
         return
+    from mltriage.command_line import with_flags  # (here: a log with no launch command never parses one)
+
     command = run.command.text
     slot = COMMAND_SLOT
     misplaced = _assignments_after_program(command)

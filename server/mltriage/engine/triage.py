@@ -23,13 +23,16 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mltriage.engine.findings import comparable_times
-from mltriage.engine.flight_recorder import RankTrace, Verdict, analyse
 from mltriage.engine.launcher import WorkerFailure
 from mltriage.numbers import parse_int
 from mltriage.model import Diagnosis, Finding, FlightRecorderSummary, RankRole, Role, TimelineEntry
 from mltriage.templates import ranks_text
+
+if TYPE_CHECKING:
+    from mltriage.engine.flight_recorder import RankTrace, Verdict
 
 _COMMUNICATION_AREAS = {"nccl", "torch-distributed", "torchrun"}
 _COMPUTE_CATEGORIES = {"memory", "kernel", "hardware", "program", "numerics", "data", "driver", "correctness"}
@@ -162,7 +165,11 @@ def _gather(d: Diagnosis, workers: list[WorkerFailure], ranks_seen: set[int], tr
         | _ranks_from_facts(d.findings)
         | {t.rank for t in traces}
     )
-    return Evidence(errors, all_ranks, workers, analyse(traces) if traces else None)
+    if not traces:
+        return Evidence(errors, all_ranks, workers, None)
+    from mltriage.engine.flight_recorder import analyse  # (here: only Flight Recorder dumps need it)
+
+    return Evidence(errors, all_ranks, workers, analyse(traces))
 
 
 def _decide(ev: Evidence) -> Decision:
