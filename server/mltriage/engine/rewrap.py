@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from mltriage.lazy_pattern import lazy
+
 MIN_WIDTH = 72  # narrower "widths" are short lines that happen to be equal
 MIN_WRAPPED = 2  # lines of that width (one alone proves a width only where it was cut inside a word)
 MIN_WIDTH_ALONE = 80
 SAMPLE_LINES = 4096
 # a line that starts a record of its own: a date or time, a bracketed tag, NCCL's host:pid:tid, a traceback's
 # header or frame, a Python warning's or exception's name (what follows a cut never looks like these)
-_RECORD_START = re.compile(
+_RECORD_START = lazy(re.compile,
     rb"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[EWIF]\d{4} \d\d:"  # a date, a time, glog's E1201 10:00:00
     rb"|\[(?:[A-Za-z_][\w.-]{0,40}\]|[EWIFD]\s|\d{4}-|\d\d:\d\d|\d{1,6},\d{1,6}\]<|[\w.-]{1,64}:\d{1,8}\])"  # [rank0]: [E ...] [2024- [1,0]<stdout>
     rb"|\([\w.-]{1,64} pid=\d"  # a Ray or vLLM worker's (Name pid=N)
