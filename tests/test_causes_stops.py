@@ -185,3 +185,48 @@ def test_a_pasted_benchmark_table_without_its_device_list_is_still_a_benchmark()
     assert cut.run["stop"]["kind"] == StopKind.HANG_SILENT.value and cut.run["stop"]["silence"] == "benchmark-rows"
     done = diagnose_text(_nccl1_table(8, summary=True), "table.log")
     assert done.run["stop"]["kind"] == StopKind.CLEAN_END.value and signatures_of(done, "error", "critical") == []
+
+
+# -- a stack dump says where a hung process waits -----------------------------------------------------------------
+
+def _py_spy(frames: list[tuple[str, str]]) -> str:
+    """benfred/py-spy 0.3-0.4 src/dump.rs print_traces: "Process %d: %s", "Python v%s (%s)", a blank line, then
+    "Thread %d (%s): \\"%s\\"" and each frame as "    {name} ({filename}:{line})" (native frames, --native, the same)."""
+    head = ["Process 48213: /usr/bin/python3 train.py", "Python v3.10.12 (/usr/bin/python3.10)", "",
+            'Thread 48213 (active): "MainThread"']
+    return "\n".join(head + [f"    {name} ({where})" for name, where in frames]) + "\n"
+
+
+NCCL_LAUNCH = ["NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>", "NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)"]
+
+
+def test_a_dump_stuck_inside_an_nccl_collective_is_a_hang_in_a_collective():
+    # NVIDIA/nccl v2.21.5-1 function names and lines: src/collectives.cc ncclAllReduce (32), src/enqueue.cc
+    # ncclEnqueueCheck (2007), src/group.cc ncclGroupEndInternal (368)
+    log = _py_spy([("sched_yield", "libc.so.6"), ("ncclGroupEndInternal", "group.cc:368"), ("ncclEnqueueCheck", "enqueue.cc:2007"),
+                   ("ncclAllReduce", "collectives.cc:32"), ("all_reduce", "torch/distributed/distributed_c10d.py:2288"),
+                   ("train_step", "train.py:88")])
+    d = diagnose_text(log)
+    stop = d.run["stop"]
+    assert stop["kind"] == StopKind.HANG_DUMP.value and stop["phase"] == "first-collective" and "collective" in stop["where"]
+    assert d.root_cause is not None and d.root_cause.signature in ("nccl-hang-at-setup", "nccl-hang-broken-p2p")
+
+
+def test_a_dump_stuck_in_nccl_set_up_is_a_hang_in_set_up():
+    # src/init.cc ncclCommInitRankFunc (1501), initTransportsRank (893), src/bootstrap.cc bootstrapAllGather (546)
+    log = _py_spy([("poll", "libc.so.6"), ("bootstrapAllGather", "bootstrap.cc:546"), ("initTransportsRank", "init.cc:893"),
+                   ("ncclCommInitRankFunc", "init.cc:1501")])
+    stop = diagnose_text(log).run["stop"]
+    assert stop["kind"] == StopKind.HANG_DUMP.value and stop["phase"] == "comm-setup" and "set-up" in stop["where"]
+
+
+def test_a_dump_in_a_torch_distributed_call_names_no_backend():
+    from pathlib import Path
+    # recorded: gloo on CPU, rank 0 waiting in all_reduce, py-spy 0.4.3 (zoo/cpu_raw/pyspy_collective_hang.py)
+    log = (Path(__file__).resolve().parent.parent / "corpus/cpu/pyspy_collective_hang.log").read_text()
+    d = diagnose_text(log)
+    assert d.run["stop"]["kind"] == StopKind.HANG_DUMP.value and "collective" in d.run["stop"]["where"]
+    assert d.root_cause is None or not d.root_cause.p2p_related  # no NCCL line, no NCCL frame: no GPU peer-to-peer cause
+    # the same dump after NCCL's own set-up lines is a hang in a collective of that communicator
+    with_nccl = "\n".join(f"node01:48213:48213 [0] {line}" for line in NCCL_LAUNCH) + "\n" + log
+    assert diagnose_text(with_nccl).run["stop"]["phase"] == "first-collective"

@@ -18,7 +18,7 @@ from mltriage.model import Finding
 from mltriage.run_model.model import (Dump, Fact, package_key, Framework, Gpus, Interconnect, LastLine, Phase, PhaseMark, RunModel, Silence,
                                       Stop, StopKind)
 from mltriage.run_model.network import build_network
-from mltriage.symptoms.observe import Observation, Observations
+from mltriage.symptoms.observe import Observation, Observations, Waits
 from mltriage.symptoms.vocabulary import Precision, Symptom, Transport
 
 # (tail lines are at most 4 KiB; every pattern here is linear on them)
@@ -362,8 +362,7 @@ def _stop(model: RunModel, observations: Observations, run: RunFacts, findings: 
                    "where the log's own note says it hangs")
     dump = observations.first(Symptom.STACK_DUMP)
     if dump is not None:
-        return _at(StopKind.HANG_DUMP, _phase_before(model, dump.source, dump.line), dump,
-                   "with a stack dump of the live process (it was stuck)")
+        return _at_dump(model, observations, dump)
     waiting = observations.of(Symptom.PEERS_WAITING)
     if waiting and _at_the_end(waiting[-1], run):
         # the framework's own words, repeated until the log ends: its workers waited for each other and never got on
@@ -429,6 +428,24 @@ def _at_stall(model: RunModel, stall: Stall, kind: StopKind, note: str = "") -> 
     if stall.kind is Silence.NCCL_SETUP and phase is Phase.COMM_SETUP and _NCCL_ANY.search(stall.last.message):
         where = "while NCCL was setting up its communicator, before it connected any channel"
     return Stop(kind, phase, stall.source, stall.last.line, clip(stall.last.message, 200), where + note, stall.kind)
+
+
+def _at_dump(model: RunModel, observations: Observations, first: Observation) -> Stop:
+    """A dump of a live process: in the phase the log reached, or later where a dumped thread's own frames wait in an
+    NCCL set-up call or a collective (a dump of a hung server says where it hangs, whatever the log before it shows).
+    A torch.distributed call alone names no backend: it places the stop only where the log shows NCCL at work."""
+    phase = _phase_before(model, first.source, first.line)
+    waiting = next((o for o in observations.of(Symptom.STACK_DUMP) if "waits_in" in o.facts), None)
+    if waiting is None:
+        return _at(StopKind.HANG_DUMP, phase, first, "with a stack dump of the live process (it was stuck)")
+    waits = waiting.facts["waits_in"]
+    if waits is Waits.NCCL_SETUP:
+        return _at(StopKind.HANG_DUMP, max(phase, Phase.COMM_SETUP), waiting,
+                   "with a stack dump of the live process stuck in an NCCL communicator's set-up")
+    if waits is Waits.NCCL_COLLECTIVE or Phase.COMM_SETUP in model.reached:
+        named = Phase.STEADY if Phase.STEADY in model.reached else Phase.FIRST_COLLECTIVE
+        return _at(StopKind.HANG_DUMP, max(phase, named), waiting, "with a stack dump of the live process stuck in a collective")
+    return _at(StopKind.HANG_DUMP, phase, waiting, "with a stack dump of the live process stuck in a collective")
 
 
 def _at(kind: StopKind, phase: Phase, obs: Observation, where: str) -> Stop:

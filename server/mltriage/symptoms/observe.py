@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from mltriage.engine.prefixes import parse_prefixes
 from mltriage.lazy_pattern import lazy
@@ -139,6 +140,9 @@ class Observations:
                 self._matrix(facts, source, line, text, ahead)
         if wording.symptom is Symptom.STACK_DUMP and ahead:
             facts.update(_innermost_frame(ahead))
+            waits_in = communication_wait(ahead)
+            if waits_in is not None:
+                facts["waits_in"] = waits_in
         if wording.symptom is Symptom.PACKAGE_FRAME:
             self._last_frame[source] = (line, facts)
         elif wording.symptom in (Symptom.IMPORT_FAILED, Symptom.KEY_ERROR):
@@ -296,6 +300,42 @@ class Observations:
 
     def count(self, symptom: Symptom) -> int:
         return self.counts.get(symptom, 0)
+
+
+# The communication call a dumped thread waits in, innermost first: NCCL's own functions (py-spy --native, gdb) and
+# ProcessGroupNCCL's C++ methods, a set-up call or a collective; or torch.distributed's Python call (any backend).
+# (NVIDIA/nccl src/init.cc ncclCommInitRank*, bootstrap.cc, transport.cc, collectives.cc, enqueue.cc, group.cc;
+# pytorch/pytorch ProcessGroupNCCL.cpp, torch/distributed/distributed_c10d.py)
+_C10D_CALLS = r"(?:all_reduce|all_gather\w{0,20}|reduce_scatter\w{0,20}|broadcast\w{0,20}|barrier|all_to_all\w{0,20}|send|recv|monitored_barrier)"
+_COMM_FRAME = lazy(re.compile,
+    r"(?P<setup>\bnccl(?:CommInitRank\w{0,20}|CommInitAll|CommSplit|GetUniqueId)\b|\bbootstrap(?:Init|Root|AllGather|Send|Recv|"
+    r"Connect|Accept)\w{0,20}|\binitTransportsRank\b|\bncclTransportP2pSetup\b|\bncclProxyConnect\b|ProcessGroupNCCL::(?:getNCCLComm|initNCCLComm)\b"
+    r"|\bNCCLComm::create\b)"
+    r"|(?P<collective>\bnccl(?:AllReduce|AllGather|ReduceScatter|Reduce|Broadcast|Bcast|Send|Recv|AlltoAll|GroupEnd\w{0,20}|EnqueueCheck|"
+    r"LaunchKernel\w{0,40})\b|ProcessGroupNCCL::(?:allreduce|allgather|reduce_scatter|broadcast|barrier|alltoall|send|recv|collective)\w{0,20})"
+    r"|(?P<python>^\s{2,8}" + _C10D_CALLS + r" \([^()\n]{0,300}distributed_c10d\.py:\d{1,7}\)"  # py-spy
+    r"|File \"[^\"\n]{0,300}distributed_c10d\.py\", line \d{1,7} in " + _C10D_CALLS + r"\s*$)")  # faulthandler
+DUMP_REACH = 80  # lines of one dumped thread read for its communication call
+
+
+class Waits(StrEnum):
+    """Where a dumped thread waits: in NCCL's set-up, in an NCCL collective, or in a torch.distributed call of any backend."""
+
+    NCCL_SETUP = "nccl-setup"
+    NCCL_COLLECTIVE = "nccl-collective"
+    COLLECTIVE = "collective"
+
+
+def communication_wait(ahead: bytes) -> Waits | None:
+    """The innermost communication call of the dumped thread whose header ``ahead`` follows (its frames end at a blank
+    line or the next thread's header)."""
+    for raw in ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")[:DUMP_REACH]:
+        if not raw.strip() or raw.startswith(("Thread ", "Current thread ", "Process ")):
+            break
+        m = _COMM_FRAME.search(raw)
+        if m:
+            return Waits.NCCL_SETUP if m.group("setup") else Waits.NCCL_COLLECTIVE if m.group("collective") else Waits.COLLECTIVE
+    return None
 
 
 def _innermost_frame(ahead: bytes) -> dict[str, object]:
