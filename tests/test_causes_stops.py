@@ -213,11 +213,19 @@ def test_a_dump_stuck_inside_an_nccl_collective_is_a_hang_in_a_collective():
 
 
 def test_a_dump_stuck_in_nccl_set_up_is_a_hang_in_set_up():
-    # src/init.cc ncclCommInitRankFunc (1501), initTransportsRank (893), src/bootstrap.cc bootstrapAllGather (546)
+    # src/transport.cc ncclTransportP2pSetup (72), src/init.cc initTransportsRank (893), ncclCommInitRankFunc (1501)
+    log = _py_spy([("sched_yield", "libc.so.6"), ("ncclTransportP2pSetup", "transport.cc:72"), ("initTransportsRank", "init.cc:893"),
+                   ("ncclCommInitRankFunc", "init.cc:1501")])
+    d = diagnose_text(log)
+    stop = d.run["stop"]
+    assert stop["kind"] == StopKind.HANG_DUMP.value and stop["phase"] == "comm-setup" and "set-up" in stop["where"]
+    assert d.root_cause is not None and d.root_cause.signature == "nccl-hang-at-setup"  # the channels' set-up: P2P first
+    # in NCCL's bootstrap (src/bootstrap.cc bootstrapAllGather, 546) the ranks never met: no channel, no P2P yet
     log = _py_spy([("poll", "libc.so.6"), ("bootstrapAllGather", "bootstrap.cc:546"), ("initTransportsRank", "init.cc:893"),
                    ("ncclCommInitRankFunc", "init.cc:1501")])
-    stop = diagnose_text(log).run["stop"]
-    assert stop["kind"] == StopKind.HANG_DUMP.value and stop["phase"] == "comm-setup" and "set-up" in stop["where"]
+    d = diagnose_text(log)
+    assert "bootstrap" in d.run["stop"]["where"] and d.root_cause.signature == "nccl-hang-in-bootstrap"
+    assert not d.root_cause.p2p_related
 
 
 def test_a_dump_in_a_torch_distributed_call_names_no_backend():
@@ -227,6 +235,18 @@ def test_a_dump_in_a_torch_distributed_call_names_no_backend():
     d = diagnose_text(log)
     assert d.run["stop"]["kind"] == StopKind.HANG_DUMP.value and "collective" in d.run["stop"]["where"]
     assert d.root_cause is None or not d.root_cause.p2p_related  # no NCCL line, no NCCL frame: no GPU peer-to-peer cause
-    # the same dump after NCCL's own set-up lines is a hang in a collective of that communicator
-    with_nccl = "\n".join(f"node01:48213:48213 [0] {line}" for line in NCCL_LAUNCH) + "\n" + log
+    # the same dump after an NCCL communicator came up is a hang in a collective of that communicator
+    # (NVIDIA/nccl v2.21.5-1 src/init.cc INFO "comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE")
+    ready = NCCL_LAUNCH + ["NCCL INFO comm 0x5581c2a0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x5e2a7f21c0d4b1a9 - Init COMPLETE"]
+    with_nccl = "\n".join(f"node01:48213:48213 [0] {line}" for line in ready) + "\n" + log
     assert diagnose_text(with_nccl).run["stop"]["phase"] == "first-collective"
+
+
+def test_a_recorded_nccl_set_up_hang_dumped_by_py_spy_waits_in_the_bootstrap():
+    from pathlib import Path
+    # recorded on one H200 (torch 2.11.0+cu130, NCCL 2.28.9, py-spy 0.4.3): rank 0's first all_reduce waits in
+    # bootstrapInit for a rank that never creates its communicator (zoo/gpu/raw/nccl_setup_hang_pyspy.py)
+    d = diagnose_text((Path(__file__).resolve().parent.parent / "corpus/gpu/nccl_setup_hang_pyspy.log").read_text())
+    stop = d.run["stop"]
+    assert stop["kind"] == StopKind.HANG_DUMP.value and stop["phase"] == "comm-setup" and "bootstrap" in stop["where"]
+    assert d.root_cause is not None and d.root_cause.signature == "nccl-hang-in-bootstrap"

@@ -123,3 +123,11 @@ def test_rows_of_one_width_are_no_wrapped_lines():
         assert wrap_width(log.read_bytes()) is None, log
     for name in LOGS:  # nor are the recordings as they were written
         assert wrap_width((CORPUS / name).read_bytes()) is None, name
+
+
+def test_a_record_and_its_next_field_are_no_cut():
+    from mltriage.engine.rewrap import wrap_width
+    # pydantic-core 2.x ValidationError display: "{count} validation error for {title}", then the field's name on its own line
+    text = (b"pydantic_core._pydantic_core.ValidationError: 1 validation error for DeepSpeedZeroConfig\nstage3_max_live_parameterz\n"
+            b"  Extra inputs are not permitted [type=extra_forbidden, input_value=1000000000, input_type=int]\n")
+    assert wrap_width(text) is None

@@ -16,13 +16,15 @@ from mltriage.lazy_pattern import lazy
 
 MIN_WIDTH = 72  # narrower "widths" are short lines that happen to be equal
 MIN_WRAPPED = 2  # lines of that width (one alone proves a width only where it was cut inside a word)
-MIN_WIDTH_ALONE = 80
+# the widths terminals, pagers and log viewers are set to: only at one of them is one long line alone taken for a cut
+# (a line of another width followed by a word is a record and its next field: pydantic's "... for Model" / "field")
+TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256})
 SAMPLE_LINES = 4096
 # a line that starts a record of its own: a date or time, a bracketed tag, NCCL's host:pid:tid, a traceback's
 # header or frame, a Python warning's or exception's name (what follows a cut never looks like these)
 _RECORD_START = lazy(re.compile,
     rb"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[EWIF]\d{4} \d\d:"  # a date, a time, glog's E1201 10:00:00
-    rb"|\[(?:[A-Za-z_][\w.-]{0,40}\]|[EWIFD]\s|\d{4}-|\d\d:\d\d|\d{1,6},\d{1,6}\]<|[\w.-]{1,64}:\d{1,8}\])"  # [rank0]: [E ...] [2024- [1,0]<stdout>
+    rb"|\[(?:[A-Za-z_][\w.-]{0,40}\]|[EWIFD]\s|\d{4}-|\d\d:\d\d|\d{1,6},\d{1,6}\]<|\d{1,6}\]:|[\w.-]{1,64}:\d{1,8}\])"  # [rank0]: [E ...] [2024- [1,0]<stdout> torchrun's [1]:
     rb"|\([\w.-]{1,64} pid=\d"  # a Ray or vLLM worker's (Name pid=N)
     rb"|\w[\w.-]{0,62}:\d{1,8}:\d{1,8} |Traceback \(|File \"|[A-Za-z_][\w.]{0,200}(?:Error|Warning|Exception|Interrupt)\b"
     rb"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b|[A-Z][a-z]{2} [ \d]\d \d\d:"
@@ -64,7 +66,7 @@ def wrap_width(block: bytes) -> int | None:
     if width < MIN_WIDTH:
         return None
     at = [i for i, line in enumerate(lines) if i + 1 < len(lines) and _has_width(line, width)]
-    if len(at) == 1 and width >= MIN_WIDTH_ALONE and _cut_in_a_word(lines[at[0]], lines[at[0] + 1]):
+    if len(at) == 1 and width in TERMINAL_WIDTHS and _cut_in_a_word(lines[at[0]], lines[at[0] + 1]):
         return width  # one long line alone, cut inside a word (``GPU opera`` / ``tions might``)
     if len(at) < MIN_WRAPPED:
         return None

@@ -433,16 +433,19 @@ def _at_stall(model: RunModel, stall: Stall, kind: StopKind, note: str = "") -> 
 def _at_dump(model: RunModel, observations: Observations, first: Observation) -> Stop:
     """A dump of a live process: in the phase the log reached, or later where a dumped thread's own frames wait in an
     NCCL set-up call or a collective (a dump of a hung server says where it hangs, whatever the log before it shows).
-    A torch.distributed call alone names no backend: it places the stop only where the log shows NCCL at work."""
+    A torch.distributed call alone names no backend: it places the stop only past an NCCL communicator's Init COMPLETE."""
     phase = _phase_before(model, first.source, first.line)
-    waiting = next((o for o in observations.of(Symptom.STACK_DUMP) if "waits_in" in o.facts), None)
+    dumps = [o for o in observations.of(Symptom.STACK_DUMP) if "waits_in" in o.facts]
+    # NCCL's own frames (py-spy --native) say more than the Python call above them
+    waiting = next((o for o in dumps if o.facts["waits_in"] is not Waits.COLLECTIVE), dumps[0] if dumps else None)
     if waiting is None:
         return _at(StopKind.HANG_DUMP, phase, first, "with a stack dump of the live process (it was stuck)")
     waits = waiting.facts["waits_in"]
-    if waits is Waits.NCCL_SETUP:
-        return _at(StopKind.HANG_DUMP, max(phase, Phase.COMM_SETUP), waiting,
-                   "with a stack dump of the live process stuck in an NCCL communicator's set-up")
-    if waits is Waits.NCCL_COLLECTIVE or Phase.COMM_SETUP in model.reached:
+    if waits in (Waits.NCCL_SETUP, Waits.NCCL_BOOTSTRAP):
+        words = "NCCL's bootstrap (waiting for the other ranks)" if waits is Waits.NCCL_BOOTSTRAP else "an NCCL communicator's set-up"
+        return _at(StopKind.HANG_DUMP, max(phase, Phase.COMM_SETUP), waiting, f"with a stack dump of the live process stuck in {words}")
+    # (a Python collective before NCCL said Init COMPLETE may still be creating its communicator: the log's phase stands)
+    if waits is Waits.NCCL_COLLECTIVE or Phase.COMM_READY in model.reached:
         named = Phase.STEADY if Phase.STEADY in model.reached else Phase.FIRST_COLLECTIVE
         return _at(StopKind.HANG_DUMP, max(phase, named), waiting, "with a stack dump of the live process stuck in a collective")
     return _at(StopKind.HANG_DUMP, phase, waiting, "with a stack dump of the live process stuck in a collective")

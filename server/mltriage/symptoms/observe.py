@@ -308,9 +308,9 @@ class Observations:
 # pytorch/pytorch ProcessGroupNCCL.cpp, torch/distributed/distributed_c10d.py)
 _C10D_CALLS = r"(?:all_reduce|all_gather\w{0,20}|reduce_scatter\w{0,20}|broadcast\w{0,20}|barrier|all_to_all\w{0,20}|send|recv|monitored_barrier)"
 _COMM_FRAME = lazy(re.compile,
-    r"(?P<setup>\bnccl(?:CommInitRank\w{0,20}|CommInitAll|CommSplit|GetUniqueId)\b|\bbootstrap(?:Init|Root|AllGather|Send|Recv|"
-    r"Connect|Accept)\w{0,20}|\binitTransportsRank\b|\bncclTransportP2pSetup\b|\bncclProxyConnect\b|ProcessGroupNCCL::(?:getNCCLComm|initNCCLComm)\b"
-    r"|\bNCCLComm::create\b)"
+    r"(?P<bootstrap>\bbootstrap(?:Init|Root|AllGather|Send|Recv|Connect|Accept|Barrier|Split|IntraNodeAllGather)\w{0,20})"
+    r"|(?P<setup>\bnccl(?:CommInitRank\w{0,20}|CommInitAll|CommSplit|GetUniqueId)\b|\binitTransportsRank\b|\bncclTransportP2pSetup\b"
+    r"|\bncclProxyConnect\b|ProcessGroupNCCL::(?:getNCCLComm|initNCCLComm)\b|\bNCCLComm::create\b)"
     r"|(?P<collective>\bnccl(?:AllReduce|AllGather|ReduceScatter|Reduce|Broadcast|Bcast|Send|Recv|AlltoAll|GroupEnd\w{0,20}|EnqueueCheck|"
     r"LaunchKernel\w{0,40})\b|ProcessGroupNCCL::(?:allreduce|allgather|reduce_scatter|broadcast|barrier|alltoall|send|recv|collective)\w{0,20})"
     r"|(?P<python>^\s{2,8}" + _C10D_CALLS + r" \([^()\n]{0,300}distributed_c10d\.py:\d{1,7}\)"  # py-spy
@@ -319,8 +319,10 @@ DUMP_REACH = 80  # lines of one dumped thread read for its communication call
 
 
 class Waits(StrEnum):
-    """Where a dumped thread waits: in NCCL's set-up, in an NCCL collective, or in a torch.distributed call of any backend."""
+    """Where a dumped thread waits: in NCCL's set-up (its bootstrap, or past it), in an NCCL collective, or in a
+    torch.distributed call of any backend."""
 
+    NCCL_BOOTSTRAP = "nccl-bootstrap"  # in set-up, waiting for the other ranks in NCCL's bootstrap (its sockets)
     NCCL_SETUP = "nccl-setup"
     NCCL_COLLECTIVE = "nccl-collective"
     COLLECTIVE = "collective"
@@ -334,7 +336,8 @@ def communication_wait(ahead: bytes) -> Waits | None:
             break
         m = _COMM_FRAME.search(raw)
         if m:
-            return Waits.NCCL_SETUP if m.group("setup") else Waits.NCCL_COLLECTIVE if m.group("collective") else Waits.COLLECTIVE
+            return (Waits.NCCL_BOOTSTRAP if m.group("bootstrap") else Waits.NCCL_SETUP if m.group("setup")
+                    else Waits.NCCL_COLLECTIVE if m.group("collective") else Waits.COLLECTIVE)
     return None
 
 

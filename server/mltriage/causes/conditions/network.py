@@ -9,7 +9,7 @@ from mltriage.lazy_pattern import lazy
 from mltriage.masking import clip
 from mltriage.model import Finding
 from mltriage.run_model.model import IfaceKind, Phase, RunModel, StopKind
-from mltriage.symptoms.observe import Observations
+from mltriage.symptoms.observe import Observations, Waits
 from mltriage.symptoms.vocabulary import Symptom
 
 @condition("socket-ifname-set", "the run set NCCL_SOCKET_IFNAME (NCCL reported it)")
@@ -187,3 +187,11 @@ def _connect_failed_reason(run: RunModel, findings: list[Finding], observations:
         return Judged(True, [])
     where = f"{first.facts['peer']}:{first.facts['port']}" if first.facts.get("peer") and first.facts.get("port") else "the peer"
     return Judged(True, [f"the connect to {where} failed with \"{first.facts.get('reason')}\" (line {first.line}): {hint}"])
+
+
+@condition("dump-waits-in-bootstrap", "a stack dump shows a thread waiting in NCCL's bootstrap (bootstrapInit, bootstrapAllGather...): its peers never connected")
+def _dump_waits_in_bootstrap(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    dump = next((o for o in observations.of(Symptom.STACK_DUMP) if o.facts.get("waits_in") is Waits.NCCL_BOOTSTRAP), None)
+    if dump is None:
+        return Judged(False, [])
+    return Judged(True, [f"the stack dump at line {dump.line} waits in NCCL's bootstrap: the other ranks never connected to it"], (dump.text,))
