@@ -250,3 +250,18 @@ def test_a_recorded_nccl_set_up_hang_dumped_by_py_spy_waits_in_the_bootstrap():
     stop = d.run["stop"]
     assert stop["kind"] == StopKind.HANG_DUMP.value and stop["phase"] == "comm-setup" and "bootstrap" in stop["where"]
     assert d.root_cause is not None and d.root_cause.signature == "nccl-hang-in-bootstrap"
+
+
+def test_a_gdb_backtrace_says_where_the_process_waits_too():
+    from pathlib import Path
+    # recorded: gdb 13.1 `bt` of a gloo rank waiting in all_reduce (zoo/cpu_raw/gdb_collective_hang.py): c10d's Work::wait
+    d = diagnose_text((Path(__file__).resolve().parent.parent / "corpus/cpu/gdb_collective_hang.log").read_text())
+    assert d.run["stop"]["kind"] == StopKind.HANG_DUMP.value and "collective" in d.run["stop"]["where"]
+    assert d.root_cause is None or not d.root_cause.p2p_related
+    # gdb's frame form ("#%-2d ", "0x%016lx in ", the function, " () from <lib>", as the recording prints it) around the
+    # NCCL 2.28.9 functions the py-spy recording on the H200 shows (libnccl without debug symbols)
+    frames = ["accept", "socketTryAccept", "ncclSocketAccept", "bootstrapInit", "ncclCommInitRankFunc", "ncclAsyncJobMain"]
+    bt = "\n".join(f"#{n:<2d} 0x00007f3a{0x1c2e40 + 0x100 * n:08x} in {name} () from /usr/lib/x86_64-linux-gnu/libnccl.so.2"
+                   for n, name in enumerate(frames)) + "\n"
+    d = diagnose_text(bt)
+    assert "bootstrap" in d.run["stop"]["where"] and d.root_cause.signature == "nccl-hang-in-bootstrap"

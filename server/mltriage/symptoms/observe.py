@@ -140,7 +140,7 @@ class Observations:
                 self._matrix(facts, source, line, text, ahead)
         if wording.symptom is Symptom.STACK_DUMP and ahead:
             facts.update(_innermost_frame(ahead))
-            waits_in = communication_wait(ahead)
+            waits_in = communication_wait(message, ahead)
             if waits_in is not None:
                 facts["waits_in"] = waits_in
         if wording.symptom is Symptom.PACKAGE_FRAME:
@@ -313,7 +313,7 @@ _COMM_FRAME = lazy(re.compile,
     r"|\bncclProxyConnect\b|ProcessGroupNCCL::(?:getNCCLComm|initNCCLComm)\b|\bNCCLComm::create\b)"
     r"|(?P<collective>\bnccl(?:AllReduce|AllGather|ReduceScatter|Reduce|Broadcast|Bcast|Send|Recv|AlltoAll|GroupEnd\w{0,20}|EnqueueCheck|"
     r"LaunchKernel\w{0,40})\b|ProcessGroupNCCL::(?:allreduce|allgather|reduce_scatter|broadcast|barrier|alltoall|send|recv|collective)\w{0,20})"
-    r"|(?P<python>^\s{2,8}" + _C10D_CALLS + r" \([^()\n]{0,300}distributed_c10d\.py:\d{1,7}\)"  # py-spy
+    r"|(?P<python>\bc10d::Work::wait\b|^\s{2,8}" + _C10D_CALLS + r" \([^()\n]{0,300}distributed_c10d\.py:\d{1,7}\)"  # py-spy
     r"|File \"[^\"\n]{0,300}distributed_c10d\.py\", line \d{1,7} in " + _C10D_CALLS + r"\s*$)")  # faulthandler
 DUMP_REACH = 80  # lines of one dumped thread read for its communication call
 
@@ -328,11 +328,12 @@ class Waits(StrEnum):
     COLLECTIVE = "collective"
 
 
-def communication_wait(ahead: bytes) -> Waits | None:
-    """The innermost communication call of the dumped thread whose header ``ahead`` follows (its frames end at a blank
-    line or the next thread's header)."""
-    for raw in ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")[:DUMP_REACH]:
-        if not raw.strip() or raw.startswith(("Thread ", "Current thread ", "Process ")):
+def communication_wait(first: str, ahead: bytes) -> Waits | None:
+    """The innermost communication call of a dumped thread: its dump's first line (gdb's ``#0`` frame; a py-spy or
+    faulthandler header holds none), then the frames ``ahead``, up to a blank line or the next thread's header."""
+    frames = ahead[:LOOKAHEAD_BYTES].decode("utf-8", "replace").split("\n")[:DUMP_REACH]
+    for n, raw in enumerate([first, *frames]):
+        if n and (not raw.strip() or raw.startswith(("Thread ", "Current thread ", "Process "))):
             break
         m = _COMM_FRAME.search(raw)
         if m:

@@ -1249,6 +1249,12 @@ WORDINGS: tuple[Wording, ...] = (
       r"^(?:Current )?[Tt]hread 0x[0-9a-fA-F]{1,16} \(most recent call first\):|^Timeout \(\d{1,4}:\d\d:\d\d\)!",
       "CPython Python/traceback.c (faulthandler): \"Thread 0x%lx (most recent call first):\" / \"Current thread 0x...\", "
       "Modules/faulthandler.c dump_traceback_later: \"Timeout (%lu:%02lu:%02lu)!\" (3.3-3.13)"),
+    # gdb's backtrace (gdb -p PID -batch -ex bt, or thread apply all bt): each thread's innermost frame
+    W(Symptom.STACK_DUMP, ("#0  ",),
+      r"^#0\s{2}(?:0x[0-9a-f]{4,16} in )?[A-Za-z_][\w:~<>.$@]{0,300} \(",
+      "GNU gdb gdb/stack.c print_frame_info/print_frame: \"#%-2d \" then \"0x%016lx in \" (where the pc is not a line's start), the "
+      "function, \" (args)\", \" at file:line\" or \" from lib\" (recorded here with gdb 13.1: a gloo all_reduce hang, "
+      "zoo/cpu_raw/gdb_collective_hang.py)"),
     W(Symptom.STACK_DUMP, ("(active", "(idle)", "py-spy"),
       r"^Thread (?:0x[0-9A-Fa-f]{1,16}|\d{1,10}) \((?:active|idle)[^)\n]{0,40}\)|py-spy dump",
       "benfred/py-spy src/dump.rs: \"Thread {:#X} ({})\" with active/idle status (0.3+)"),
