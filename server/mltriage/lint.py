@@ -218,7 +218,7 @@ def check_healthy_corpus(library: Library, corpus: Path) -> list[str]:
         for f in d.findings:
             if f.is_error:
                 problems.append(
-                    f"{path}:{f.line}: healthy log fires {f.signature!r} at {f.severity} level: {f.evidence[-1][:160]!r}"
+                    f"{path}:{f.line}: healthy log fires {f.signature!r} at {f.severity} level: {(f.evidence[-1] if f.evidence else f.title)[:160]!r}"
                 )
     return problems
 

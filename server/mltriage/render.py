@@ -204,7 +204,8 @@ def render_text(d: Diagnosis, color: bool = False, max_evidence: int = 8) -> str
             first = group[0]
             out.append(f"  {p('•', 'yellow')} {who}{first.title} [{sig}] ×{sum(f.count for f in group)}")
             out.append(f"      {p('first at ' + _where(first), 'dim')}")
-            out.append(f"      {first.evidence[-1].strip()[:200]}")
+            if first.evidence:  # (a finding derived from the run as a whole may cite no line)
+                out.append(f"      {first.evidence[-1].strip()[:200]}")
         out.append("")
     notes = [f for f in others if not f.is_error]
     if notes:

@@ -30,7 +30,7 @@ def raise_causes(findings: list[Finding], observations: Observations, run: RunMo
     for rule, finding, seen in held:
         if fired & set((rule.cause or {}).get("explained_by") or []):
             continue
-        _explain(rule, seen, findings)
+        _explain(rule, seen, finding, findings)
         out.append(finding)
     return out
 
@@ -128,14 +128,15 @@ def _finding(rule: Rule, seen: list[Observation], why: list[str], condition_line
     return finding
 
 
-def _explain(rule: Rule, seen: list[Observation], findings: list[Finding]) -> None:
-    """The line findings a kept cause explains (``explains``) or outranks become its context."""
+def _explain(rule: Rule, seen: list[Observation], cause: Finding, findings: list[Finding]) -> None:
+    """The line findings a kept cause explains (``explains``) or outranks become its context (a cause that stands on
+    the run's stop alone, with no symptom of its own, on the stop's line)."""
     explained = set((rule.cause or {}).get("explains") or [])
     if explained:
-        sources = {o.source for o in seen}
+        sources = {o.source for o in seen} or {cause.source}
         _to_context(findings, lambda f: f.signature in explained and f.source in sources, f"a consequence of {rule.id}: {rule.title}")
     if (rule.cause or {}).get("outranks"):
-        lines = {(o.source, o.line) for o in seen}
+        lines = {(o.source, o.line) for o in seen} or {(cause.source, cause.line)}
         _to_context(findings, lambda f: _covers(f, lines), f"explained by {rule.id}: {rule.title}")
 
 

@@ -56,6 +56,19 @@ def _no_error(run: RunModel, findings: list[Finding], observations: Observations
     return Judged(not any(f.is_error for f in findings), [])
 
 
+# the findings of a process that died in native code, whoever reports it: faulthandler, the shell, torchrun, the kernel
+NATIVE_CRASHES = frozenset({"python-fatal-signal", "host-segfault-shell", "host-abort-shell", "torchrun-worker-sigsegv",
+                            "torchrun-worker-sigabrt", "host-segfault-in-gpu-library"})
+
+
+@condition("native-crash", "a process died in native code (a segmentation fault or an abort: faulthandler, the shell, torchrun, the kernel)")
+def _native_crash(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
+    crash = next((f for f in findings if f.signature in NATIVE_CRASHES), None)
+    if crash is None:
+        return Judged(False, [])
+    return Judged(True, [f"{crash.title} (line {crash.line})"], tuple(crash.evidence[-1:]))
+
+
 @condition("shared-memory", "the filesystem that was full is /dev/shm (a shared-memory file, or multiprocessing/shared-tensor code raised it)")
 def _shared_memory(run: RunModel, findings: list[Finding], observations: Observations) -> Judged:
     # the full filesystem is /dev/shm: the error names a shared-memory file, or shared-memory code raised it
