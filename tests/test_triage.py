@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mltriage.engine import diagnose_path
+from mltriage.engine import diagnose_path, diagnose_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "data" / "triage_golden"
@@ -238,3 +238,13 @@ def test_the_rank_a_survivors_library_names_as_faulty_is_the_initiator():
     assert "names as the one that failed" in d.explanation
     [rank1] = [r for r in d.ranks if r.rank == 1]
     assert rank1.role.value == "collateral"
+
+
+def test_ranks_that_never_got_the_nccl_unique_id_name_the_rank_that_should_have_sent_it():
+    # torch 2.14.1 libtorch_cuda.so's broadcastUniqueNCCLID message, on two ranks behind torchrun's [rankN]: prefix
+    line = ("[rank{r}]: torch.distributed.DistBackendError: [{r}] is setting up NCCL communicator and retrieving ncclUniqueId from "
+            "[0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout. This may indicate a possible "
+            "application crash on rank 0 or a network set up issue.")
+    d = diagnose_text("\n".join(line.format(r=r) for r in (1, 2, 3)) + "\n")
+    assert d.initiating_rank == 0
+    assert d.root_cause.signature == "torch-nccl-unique-id-not-received" and d.root_cause.facts["error"] == "Socket Timeout"
