@@ -78,6 +78,12 @@ WORDS = [
      {"message": "No such option: --nproc_per_node"}),
     (Symptom.ERROR_LOGGED, "Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is incompatible with libgomp.so.1 library.",
      "IntelPython/mkl-service _mklinitmodule.c", {}),
+    # NCCL found the pair's P2P status not OK (NVML): an INFO on PCIe (it falls back), a WARN on NVLink (it stops)
+    (Symptom.P2P_UNAVAILABLE, "node01:4211:4260 [0] NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this "
+     "message with NCCL_IGNORE_DISABLED_P2P=1.", "NVIDIA/nccl v2.21.5 graph/paths.cc INFO", {"device": 1, "peer_device": 0}),
+    (Symptom.P2P_UNAVAILABLE, "node01:4211:4260 [0] graph/paths.cc:324 NCCL WARN P2P is disabled between NVLINK connected GPUs 3 and 2. "
+     "This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you "
+     "can set NCCL_IGNORE_DISABLED_P2P=1.", "NVIDIA/nccl v2.12.12 graph/paths.cc WARN", {"device": 3, "peer_device": 2}),
     # a channel names the two ranks it joins
     (Symptom.CHANNELS_SET_UP, "node01:4211:4260 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC", "NVIDIA/nccl transport/p2p.cc (2.18)",
      {"from_rank": 1, "to_rank": 0}),

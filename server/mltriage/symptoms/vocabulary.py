@@ -762,6 +762,12 @@ WORDINGS: tuple[Wording, ...] = (
       "vllm-project/vllm 0.3.3 vllm/model_executor/parallel_utils/custom_all_reduce.py and 0.4.0-0.33.0 "
       "vllm/distributed/device_communicators/custom_all_reduce.py: logger.warning(\"Custom allreduce is disabled because your "
       "platform lacks GPU P2P capability[ or P2P test failed]. ...\")"),
+    W(Symptom.P2P_UNAVAILABLE, ("P2P is disabled between ",),
+      r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<device>\d{1,3}) and (?P<peer_device>\d{1,3})\.",
+      "NVIDIA/nccl src/graph/paths.cc p2pCanConnect (v2.12.12-1 to v2.30.7-1): where NVML's P2P status between two GPUs is not OK, "
+      "INFO(NCCL_INIT, \"P2P is disabled between connected GPUs %d and %d. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.\") "
+      "and on NVLink WARN(\"P2P is disabled between NVLINK connected GPUs %d and %d. This should not be the case given their "
+      "connectivity, and is probably due to a hardware issue. ...\")"),
     W(Symptom.P2P_UNAVAILABLE, ("peer access Device ",), r"Device (?P<device>\d{1,3}) peer access Device (?P<peer_device>\d{1,3}) is not available",
       "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/runtime/bufferManager.cpp: TLLM_LOG_WARNING(\"Device \" ... \" peer access Device \" ... \" is not available.\")"),
     W(Symptom.P2P_UNAVAILABLE, ("CANNOT Access Peer",), r"Device=(?P<device>\d{1,3}) CANNOT Access Peer Device=(?P<peer_device>\d{1,3})",
