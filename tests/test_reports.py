@@ -55,6 +55,11 @@ WORDS = [
     (Symptom.WRONG_VALUES, "the outputs are different with 2 GPUs", "the form of vllm-project/vllm reports", {}),
     (Symptom.WRONG_VALUES, "Results differ between 1 GPU and 2 GPUs", "the form of huggingface/transformers reports", {}),
     (Symptom.WRONG_VALUES, "the output of all_reduce is all zeros on the second GPU", "the form of NVIDIA/nccl reports", {}),
+    (Symptom.HANG_NOTED, "no output after that, GPU util stays at 100%", "the form of NVIDIA/nccl reports (spinning kernels)", {}),
+    (Symptom.HANG_NOTED, "the server prints no output for 30 minutes", "the form of vllm-project/vllm reports", {}),
+    (Symptom.WRONG_VALUES, "output is gibberish with tp=2 but fine with tp=1", "the form of vllm-project/vllm reports", {}),
+    (Symptom.WRONG_VALUES, "the model outputs only exclamation marks with 2 GPUs", "the form of ggml-org/llama.cpp and vllm reports", {}),
+    (Symptom.PARALLEL_SIZE, "garbage with TP=4, fine with TP=1", "the form of sgl-project/sglang reports", {"count": 4}),
     # frameworks beginning their NCCL set-up
     (Symptom.COMM_INIT_STARTED, "[2026-12-01 10:00:00,000] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl",
      "DeepSpeed deepspeed/comm/comm.py (v0.8.0-v0.19.5)", {}),

@@ -436,6 +436,11 @@ WORDINGS: tuple[Wording, ...] = (
       "vllm-project/vllm vllm/engine/arg_utils.py EngineArgs.add_cli_args: \"--tensor-parallel-size\", \"-tp\" and "
       "\"--pipeline-parallel-size\", \"-pp\" (0.2+); sgl-project/sglang python/sglang/srt/server_args.py \"--tensor-parallel-size\", "
       "\"--tp-size\" (0.2+; \"--tp\" in its docs' commands); NVIDIA/TensorRT-LLM examples' convert_checkpoint.py \"--tp_size\""),
+    # the tensor-parallel size as users and launch scripts shorten it ("fine with tp=1, garbage with tp=2", "TP=4")
+    W(Symptom.PARALLEL_SIZE, ("tp=", "TP=", "tp_size=", "tp =", "TP ="),
+      r"(?<![\w.-])(?P<setting>tp|TP|tp_size)\s?=\s?(?P<count>\d{1,4})\b(?!\.\d)",
+      "the form of vllm-project/vllm and sgl-project/sglang reports and launch scripts (tp=2, TP=4, tp_size=8), the short name of "
+      "their --tensor-parallel-size / --tp-size settings"),
     W(Symptom.PARALLEL_SIZE, ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus", "--num_processes", "--num-processes",
                               "nproc_per_node ", "dist_world_size="),
       r"(?<![\w-])(?P<setting>--nproc[-_]per[-_]node|--num[-_]gpus|--num[-_]processes)[= ](?P<count>\d{1,4})\b"
@@ -841,20 +846,25 @@ WORDINGS: tuple[Wording, ...] = (
     # a report's sentence that the numbers are wrong: an adjective before the values, the values then a verb,
     # values that differ or do not match, a collective that returns the wrong thing (never after advice or a possibility)
     W(Symptom.WRONG_VALUES, ("wrong", "Wrong", "WRONG", "incorrect", "Incorrect", "inconsistent", "Inconsistent", "corrupt", "Corrupt",
-                             "differ", "Differ", "mismatch", "Mismatch", "match", "zeros", "nonsens", "Nonsens", "meaningless"),
+                             "differ", "Differ", "mismatch", "Mismatch", "match", "zeros", "nonsens", "Nonsens", "meaningless",
+                             "gibberish", "Gibberish", "garbled", "Garbled", "exclamation", "repeated token", "same token", "!!!!"),
       _VALUES_GUARD + r"(?:\b(?:wrong|incorrect|inconsistent|corrupted|corrupt|nonsensical|meaningless)\s{1,3}"
       r"(?:[\w-]{1,20}\s{1,3})?" + _VALUES + r"\b"
       r"|\bdifferent\s{1,3}(?:results?|outputs?|answers?|predictions?|losses|loss\s{1,3}values|gradients|sums?)\b"
       r"|\b" + _VALUES + r"(?:\s{1,3}(?:of|from|on|with|across)\s{1,3}[\w.:()-]{1,30}(?:\s{1,3}[\w.:()-]{1,30}){0,2})?"
       r"\s{1,3}(?:(?:is|are|was|were|looks?|seems?|becomes?|became|gets?|got|comes?\s{1,3}out|came\s{1,3}out|turns?\s{1,3}out|turned\s{1,3}out|"
       r"always|all|just|completely|totally|still|then|also)\s{1,3}){0,3}"
-      r"(?:wrong|incorrect|inconsistent|corrupted|corrupt|garbage|nonsense|nonsensical|meaningless|all\s{1,3}zeros?|zeros?|off\b(?!\s{1,3}(?:by|the|on|for))"
+      r"(?:wrong|incorrect|inconsistent|corrupted|corrupt|garbage|gibberish|garbled|nonsense|nonsensical|meaningless|all\s{1,3}zeros?|zeros?|off\b(?!\s{1,3}(?:by|the|on|for))"
       r"|different(?=\s{1,3}(?:with|on|when|between|across|from|than|for|if|each|every|after|depending)\b|\s{0,2}[.,!;)]|\s{0,2}$))\b"
       r"|\b" + _VALUES_PLURAL + r"\s{1,3}(?:differ|diverge|mismatch|(?:do|did)(?:n't|\s{1,3}not)\s{1,3}match)\b"
       r"|\b(?:result|output|answer|value)\s{1,3}(?:differs|diverges|(?:does|did)(?:n't|\s{1,3}not)\s{1,3}match)\b"
       r"|\b(?:all_?reduce|all-reduce|allreduce|reduce_scatter|all_?gather|broadcast|nccl|p2p|copy|copies|transfers?)\w{0,20}(?:\([^()\n]{0,40}\))?"
       r"\s{1,3}(?:returns?|returned|gives?|gave|produces?|produced|yields?|outputs?|results?\s{1,3}in)\s{1,3}(?:the\s{1,3}|only\s{1,3}|all\s{1,3})?"
-      r"(?:wrong|incorrect|garbage|corrupted|zeros?|nonsense|inconsistent|different)\b)",
+      r"(?:wrong|incorrect|garbage|corrupted|zeros?|nonsense|inconsistent|different)\b"
+      # a model that generates one token over and over: its logits are garbage (NaN/inf argmax to one id)
+      r"|\b(?:model|llm|it|server|engine|generation|vllm|sglang|ollama)\w{0,10}\s{1,3}(?:only\s{1,3})?(?:outputs?|generates?|generated|produces?|produced|returns?|returned|prints?|printed|gives?|gave)"
+      r"\s{1,3}(?:only\s{1,3}|just\s{1,3})?(?:exclamation\s{1,3}marks|repeated\s{1,3}(?:tokens?|characters?)|the\s{1,3}same\s{1,3}(?:token|character)\s{1,3}(?:over|again|repeated)|!{4,}|gibberish|garbled)"
+      r"|\b(?:gibberish|garbled)\s{1,3}(?:output|text|tokens?|responses?|answers?|generations?)\b)",
       "users' reports in public issue threads of pytorch/pytorch, NVIDIA/nccl and vllm-project/vllm (\"all_reduce returns wrong "
       "results on 4 GPUs\", \"the outputs are different with 2 GPUs\", \"results differ between 1 and 2 GPUs\", \"the output of "
       "all_reduce is all zeros on the second GPU\")", ignore_case=True),
@@ -1205,6 +1215,7 @@ WORDINGS: tuple[Wording, ...] = (
       ignore_case=True),
     # the other ways a report says a run does not go on: a call that never returns, no progress, nothing happens, waits forever
     W(Symptom.HANG_NOTED, ("never ", "Never ", "progress", "Progress", "nothing ", "Nothing ", "forever", "indefinitely", "no more output",
+                           "no output", "No output", "at 100%", "at 100 %",
                            "no further output", "unresponsive", "not responding", "doesn't proceed", "does not proceed", "sits there"),
       _REPORT_GUARD + r"(?:(?<![\w.-])" + _REPORT_SUBJECT + _REPORT_AUX
       + r"\s{1,3}(?:never\s{1,3}(?:returns?|finish(?:es)?|completes?|ends?|proceeds?|progresses|continues?|moves\s{1,3}on|gets\s{1,3}past|starts?)"
@@ -1214,7 +1225,10 @@ WORDINGS: tuple[Wording, ...] = (
       r"|\b(?:there(?:'s|\s{1,3}is|\s{1,3}was)|it\s{1,3}makes|making|makes|made|shows?|showing|with)\s{1,3}no\s{1,3}(?:further\s{1,3})?progress\b"
       r"|\bno\s{1,3}(?:further\s{1,3})?progress\s{1,3}(?:after|for|since|at\s{1,3}all|anymore|beyond)\b"
       r"|\bnothing\s{1,3}(?:else\s{1,3}|more\s{1,3})?(?:happens|happened|is\s{1,3}printed|gets\s{1,3}printed|was\s{1,3}printed)\b"
-      r"|\bno\s{1,3}(?:more|further)\s{1,3}(?:output|logs?)\b)"
+      r"|\bno\s{1,3}(?:more|further)\s{1,3}(?:output|logs?)\b"
+      r"|\bno\s{1,3}output\s{1,3}(?:after|since|anymore|at\s{1,3}all|for\s{1,3}(?:hours|minutes|\d))"
+      r"|\b(?:gpu[- ]?)?util(?:i[sz]ation)?\s{1,3}(?:stays?|stayed|is\s{1,3}stuck|stuck|remains?|remained|keeps?\s{1,3}(?:being|at)?|sits?)"
+      r"\s{1,3}(?:at\s{1,3})?100\s?%)"
       r"(?![^\n]{0,80}\b(?:avoid|prevent)|\s{1,3}if\s(?!I\b|we\b))",
       "users' sentences in public issue threads of pytorch/pytorch and NVIDIA/nccl (\"dist.barrier() never returns\", \"the "
       "all_reduce waits forever\", \"there is no progress after the first iteration\", \"nothing happens after this line\")",
