@@ -58,7 +58,7 @@ def _no_error(run: RunModel, findings: list[Finding], observations: Observations
 
 # the findings of a process that died in native code, whoever reports it: faulthandler, the shell, torchrun, the kernel
 NATIVE_CRASHES = frozenset({"python-fatal-signal", "host-segfault-shell", "host-abort-shell", "torchrun-worker-sigsegv",
-                            "torchrun-worker-sigabrt", "host-segfault-in-gpu-library"})
+                            "torchrun-worker-sigabrt", "host-segfault-in-gpu-library", "mpi-process-received-signal"})
 
 
 @condition("native-crash", "a process died in native code (a segmentation fault or an abort: faulthandler, the shell, torchrun, the kernel)")
