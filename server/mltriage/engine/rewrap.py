@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from functools import lru_cache
 
 from mltriage.lazy_pattern import lazy
 
@@ -52,7 +53,9 @@ def _columns(line: bytes) -> int:
 
 
 def _has_width(line: bytes, width: int) -> bool:
-    return len(line) == width if line.isascii() else len(line) >= width and _columns(line) == width
+    if len(line) < width:
+        return False  # (a character is one byte or more: fewer bytes than the width are fewer columns)
+    return len(line) == width if line.isascii() else _columns(line) == width
 
 
 def _cut_in_a_word(line: bytes, following: bytes) -> bool:
@@ -74,32 +77,32 @@ def wrap_width(block: bytes) -> int | None:
     return width if going_on * 2 > len(at) else None
 
 
+@lru_cache(maxsize=8)
+def _long_lines(width: int) -> re.Pattern[bytes]:
+    """The lines of ``width`` bytes or more, each followed by a newline: the only ones that can be cut at ``width``
+    columns, found by one scan of the block instead of a look at every line."""
+    return re.compile(rb"^[^\n]{%d,}(?=\n)" % width, re.MULTILINE)
+
+
 def rejoin(block: bytes, width: int) -> tuple[bytes, list[int]]:
     """``block`` with each line of ``width`` joined to the line that continues it, and the offsets in the result
     where a newline was taken out (ascending)."""
-    if block.find(b"\n", width) == -1:
-        return block, []
     pieces: list[bytes] = []
     joined: list[int] = []
-    size = 0
-    start = 0
-    n = len(block)
-    while start < n:
-        end = block.find(b"\n", start)
-        if end == -1:
-            pieces.append(block[start:])
-            break
-        line = _body(block[start:end])
-        nxt_end = block.find(b"\n", end + 1)
-        following = block[end + 1 : nxt_end if nxt_end != -1 else n]
-        if len(line) >= width and _has_width(line, width) and _continues(line, following):
-            pieces.append(line)  # (a wrapped line's own \r is the wrap's, not the text's)
-            size += len(line)
+    size = 0  # bytes of the result so far
+    copied = 0  # where the block's bytes not yet in the result begin
+    for m in _long_lines(width).finditer(block):
+        line, end = _body(m.group()), m.end()  # (end: the line's newline)
+        following_end = block.find(b"\n", end + 1)
+        following = block[end + 1 : following_end if following_end != -1 else len(block)]
+        if _has_width(line, width) and _continues(line, following):
+            pieces += (block[copied : m.start()], line)  # (a wrapped line's own \r is the wrap's, not the text's)
+            size += m.start() - copied + len(line)
             joined.append(size)
-        else:
-            pieces.append(block[start : end + 1])
-            size += end + 1 - start
-        start = end + 1
+            copied = end + 1
+    if not joined:
+        return block, []
+    pieces.append(block[copied:])
     return b"".join(pieces), joined
 
 
