@@ -446,8 +446,7 @@ def _at_dump(model: RunModel, observations: Observations, first: Observation) ->
         return _at(StopKind.HANG_DUMP, max(phase, Phase.COMM_SETUP), waiting, f"with a stack dump of the live process stuck in {words}")
     # (a Python collective before NCCL said Init COMPLETE may still be creating its communicator: the log's phase stands)
     if waits is Waits.NCCL_COLLECTIVE or Phase.COMM_READY in model.reached:
-        named = Phase.STEADY if Phase.STEADY in model.reached else Phase.FIRST_COLLECTIVE
-        return _at(StopKind.HANG_DUMP, max(phase, named), waiting, "with a stack dump of the live process stuck in a collective")
+        phase = max(phase, Phase.STEADY if Phase.STEADY in model.reached else Phase.FIRST_COLLECTIVE)
     return _at(StopKind.HANG_DUMP, phase, waiting, "with a stack dump of the live process stuck in a collective")
 
 
