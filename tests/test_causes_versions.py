@@ -283,12 +283,13 @@ def test_every_form_of_a_driver_too_old_for_the_build_is_that_cause(line):
     assert "cuda-runtime-error" not in {f.signature for f in d.findings}
 
 
-def test_a_libcuda_from_another_driver_release_than_the_kernel_module_is_the_driver_library_mismatch():
+def test_cuda_rejecting_its_libcuda_and_kernel_module_pair_is_the_system_driver_mismatch():
     # cudaGetErrorString(803) of libcudart 13.0 in c10/cuda/CUDAFunctions.cpp's device_count_impl message
     d = diagnose_text("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
                       "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / "
                       "cuda driver combination\n")
-    assert d.findings[0].signature == "host-nvml-driver-library-mismatch"
+    assert d.findings[0].signature == "cuda-system-driver-mismatch"
+    assert "cuda-compat" in d.findings[0].title  # the first suspect: a forward-compatibility libcuda on the path
     assert not {"cuda-runtime-error", "cuda-driver-too-old"} & {f.signature for f in d.findings}
 
 
