@@ -25,6 +25,7 @@ EXPECTED = {
     "gpu/no_gpu_nccl.log": "torch-nccl-no-gpus",
     "gpu/set_device_local_rank.log": "cuda-invalid-device-ordinal",
     "cpu/dataloader_worker_exit.log": "dataloader-worker-exit-code",
+    "cpu/dataloader_fd_limit.log": "dataloader-fd-exhaustion",
     "cpu/dataloader_worker_sigbus.log": "dataloader-worker-bus-error",
     "cpu/dataloader_worker_sigkill.log": "dataloader-worker-killed",
     "cpu/shell_foreground_sigkill.log": "host-process-sigkill",
